@@ -1,0 +1,278 @@
+"""The engine interface every game implements: a `Game` (rules and options) makes `GameState`s.
+
+A game knows nothing of processes, pipes or msgpack. Everything it hands out (actions, views,
+events) is plain data: dicts with str keys whose values are str, int, bool, None, lists or dicts
+of the same. That data goes on the wire exactly as it is, so it is the canonical form.
+
+Actions are dicts with a "type" key. A legal-action entry may give an integer field as a range,
+``{"min": a, "max": b}`` (inclusive); a bot answers with one integer from it. `match_action`
+is the one place that decides whether an answer is one of the legal entries.
+"""
+
+from __future__ import annotations
+
+import random
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Mapping, Sequence
+
+Action = dict[str, Any]
+Event = dict[str, Any]
+
+
+class GameError(Exception):
+    """Base class of errors raised by game engines."""
+
+
+class OptionError(GameError):
+    """A game option or player count is not acceptable; the message says which and why."""
+
+
+class IllegalAction(GameError):
+    """An action that is not in the legal set was applied to a state."""
+
+
+@dataclass(frozen=True)
+class Option:
+    """One named rule option of a game, with its default and what values it accepts."""
+
+    name: str
+    default: Any
+    help: str
+    choices: tuple[Any, ...] | None = None
+    minimum: int | None = None
+    maximum: int | None = None
+
+    def check(self, value: Any) -> Any:
+        """Return `value` if acceptable for this option, else raise OptionError saying why."""
+        expected = type(self.default)
+        if self.default is None:
+            ok_type = value is None or (isinstance(value, int) and not isinstance(value, bool))
+        elif expected is bool:
+            ok_type = isinstance(value, bool)
+        elif expected is int:
+            ok_type = isinstance(value, int) and not isinstance(value, bool)
+        else:
+            ok_type = isinstance(value, expected)
+        if not ok_type:
+            raise OptionError(
+                f"option {self.name!r} takes a {'integer or none' if self.default is None else expected.__name__}, "
+                f"got {value!r}"
+            )
+        if self.choices is not None and value not in self.choices:
+            raise OptionError(f"option {self.name!r} must be one of {list(self.choices)}, got {value!r}")
+        if isinstance(value, int) and not isinstance(value, bool):
+            if self.minimum is not None and value < self.minimum:
+                raise OptionError(f"option {self.name!r} must be at least {self.minimum}, got {value}")
+            if self.maximum is not None and value > self.maximum:
+                raise OptionError(f"option {self.name!r} must be at most {self.maximum}, got {value}")
+        return value
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """What the referee and the tournament may know about a game without looking inside it."""
+
+    name: str  # the wire and command-line name, e.g. "knock-rummy"
+    title: str
+    min_players: int
+    max_players: int
+    partnerships: str  # "none", "fixed" (always 0+2 v 1+3) or "optional" (option "partnerships")
+    zero_sum: bool  # payoffs sum to zero; otherwise only team-symmetric (Casino's points)
+    rules_version: str
+    summary: str
+    options: tuple[Option, ...] = field(default_factory=tuple)
+
+    def resolve_options(self, given: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Validate `given` options and fill in defaults; unknown names are an error."""
+        given = dict(given or {})
+        known = {option.name: option for option in self.options}
+        unknown = sorted(set(given) - set(known))
+        if unknown:
+            raise OptionError(
+                f"{self.name} has no option {', '.join(map(repr, unknown))}"
+                f" (options: {', '.join(known) or 'none'})"
+            )
+        return {name: option.check(given.get(name, option.default)) for name, option in known.items()}
+
+    def check_players(self, players: int) -> None:
+        """Raise OptionError unless `players` is a player count this game allows."""
+        if not self.min_players <= players <= self.max_players:
+            allowed = (
+                str(self.min_players)
+                if self.min_players == self.max_players
+                else f"{self.min_players} to {self.max_players}"
+            )
+            raise OptionError(f"{self.name} is played by {allowed} players, not {players}")
+
+    def teams(self, players: int, options: Mapping[str, Any]) -> tuple[int, ...] | None:
+        """Team number per seat (partners s and s+2 share one), or None when everyone plays alone."""
+        if self.partnerships == "fixed" or (self.partnerships == "optional" and options.get("partnerships")):
+            return tuple(seat % 2 for seat in range(players))
+        return None
+
+
+@dataclass(frozen=True)
+class Result:
+    """The outcome of one game: a score per seat and the ranking derived from it (0 = best)."""
+
+    scores: tuple[Fraction, ...]
+    ranks: tuple[int, ...]
+    teams: tuple[int, ...] | None = None
+
+    @classmethod
+    def from_scores(cls, scores: Sequence[Fraction | int], teams: tuple[int, ...] | None = None) -> "Result":
+        """Rank seats by score, higher first; equal scores share the best of their ranks (1224 style)."""
+        scores = tuple(Fraction(score) for score in scores)
+        ranks = tuple(sum(1 for other in scores if other > score) for score in scores)
+        return cls(scores=scores, ranks=ranks, teams=teams)
+
+    def to_wire(self) -> dict[str, Any]:
+        """Plain-data form: scores as ints where whole, else [numerator, denominator]."""
+        return {
+            "scores": [score_to_wire(score) for score in self.scores],
+            "ranks": list(self.ranks),
+            "teams": None if self.teams is None else list(self.teams),
+        }
+
+
+def score_to_wire(score: Fraction) -> int | list[int]:
+    """An exact score as plain data: an int when whole, otherwise [numerator, denominator]."""
+    return score.numerator if score.denominator == 1 else [score.numerator, score.denominator]
+
+
+class GameState(ABC):
+    """One game in progress. Mutable: `apply` advances it in place (use `clone` to branch).
+
+    Every random choice comes from the seed given to `Game.new_state`, so the seed plus the
+    sequence of applied actions reproduces the game exactly.
+    """
+
+    players: int
+
+    @abstractmethod
+    def to_move(self) -> int | None:
+        """The seat that must decide now, or None when the game is over."""
+
+    @abstractmethod
+    def legal_actions(self) -> list[Action]:
+        """Every legal action of the seat to move, in canonical order, without duplicates.
+
+        This is the game's single statement of legality: the referee accepts exactly these.
+        """
+
+    @abstractmethod
+    def apply(self, action: Action) -> list[Event]:
+        """Apply an action already checked against `legal_actions`; return the public events."""
+
+    @abstractmethod
+    def view(self, seat: int) -> dict[str, Any]:
+        """Everything `seat` may see now, and nothing more; enough to decide from it alone."""
+
+    @abstractmethod
+    def is_over(self) -> bool:
+        """True once the game has ended."""
+
+    @abstractmethod
+    def result(self) -> Result:
+        """Scores and ranking of a finished game."""
+
+    @abstractmethod
+    def reveal(self) -> dict[str, Any]:
+        """What is shown to everyone when the game ends (hands, scoring details)."""
+
+    @abstractmethod
+    def hidden_cards(self, seat: int) -> list[str]:
+        """Wire forms of every card whose identity `seat` may not know now (with repeats).
+
+        Used by the conformance tests: a view may never show more copies of a card than the
+        deck holds minus those hidden from the seat.
+        """
+
+    @abstractmethod
+    def clone(self) -> "GameState":
+        """An independent copy, random generator included."""
+
+    def checked_apply(self, action: Action) -> list[Event]:
+        """Apply `action` after checking it against the legal set (raises IllegalAction)."""
+        if find_legal(self.legal_actions(), action) is None:
+            raise IllegalAction(f"{action!r} is not a legal action for seat {self.to_move()}")
+        return self.apply(action)
+
+
+class Game(ABC):
+    """A card game's rules: its spec, and a factory of seeded initial states."""
+
+    spec: GameSpec
+
+    @abstractmethod
+    def new_state(
+        self,
+        players: int,
+        options: Mapping[str, Any] | None = None,
+        seed: int = 0,
+        deck: Sequence[str] | None = None,
+    ) -> GameState:
+        """A new game. The deal comes from `seed` alone; `deck` (wire forms, top card first)
+        fixes the card order instead, for tests built from hand-made deals."""
+
+    @abstractmethod
+    def deck(self, players: int, options: Mapping[str, Any] | None = None) -> list[str]:
+        """Wire forms of every card the game uses (with repeats for identical copies)."""
+
+
+def is_range(value: Any) -> bool:
+    """True for a legal-action field that offers an inclusive integer range."""
+    return type(value) is dict and value.keys() == {"min", "max"}
+
+
+def same_value(expected: Any, given: Any) -> bool:
+    """Structural equality that also compares types, so True never passes for 1, nor 1.0 for 1."""
+    if type(expected) is not type(given):
+        return False
+    if type(expected) is dict:
+        return expected.keys() == given.keys() and all(same_value(expected[k], given[k]) for k in expected)
+    if type(expected) is list:
+        return len(expected) == len(given) and all(same_value(a, b) for a, b in zip(expected, given))
+    return expected == given
+
+
+def match_action(entry: Action, action: Any) -> bool:
+    """Whether `action` is the legal entry `entry` (an integer within it, where it gives a range)."""
+    if type(action) is not dict or action.keys() != entry.keys():
+        return False
+    for key, expected in entry.items():
+        given = action[key]
+        if is_range(expected):
+            if type(given) is not int or not expected["min"] <= given <= expected["max"]:
+                return False
+        elif not same_value(expected, given):
+            return False
+    return True
+
+
+def find_legal(legal: Sequence[Action], action: Any) -> Action | None:
+    """The concrete action `action` stands for if it is legal, else None."""
+    for entry in legal:
+        if match_action(entry, action):
+            return action
+    return None
+
+
+def concrete_actions(entry: Action) -> int:
+    """How many distinct concrete actions one legal entry stands for."""
+    count = 1
+    for value in entry.values():
+        if is_range(value):
+            count *= value["max"] - value["min"] + 1
+    return count
+
+
+def random_action(legal: Sequence[Action], rng: random.Random) -> Action:
+    """A uniformly chosen legal entry, with a uniform integer drawn for every range in it."""
+    entry = legal[rng.randrange(len(legal))]
+    return {
+        key: rng.randint(value["min"], value["max"]) if is_range(value) else value
+        for key, value in entry.items()
+    }
