@@ -1,0 +1,401 @@
+"""Knock Rummy: draw, discard or knock; least deadwood wins the stakes (rules: knock_rummy.md).
+
+One game is one round. Cards are ints (see `runner.cards`); hands are kept sorted. The minimum
+deadwood is an exact search over every set and run of the hand, memoised on the hand's card
+bitmask, and is only computed when the round ends.
+"""
+
+from __future__ import annotations
+
+import bisect
+import random
+from fractions import Fraction
+from typing import Any, Mapping, Sequence
+
+from runner.cards import DECK, NAME, RANK
+from runner.games.base import (
+    Action, Event, Game, GameError, GameSpec, GameState, IllegalAction, Option, OptionError, Result,
+    score_to_wire,
+)
+
+KNOCK_PENALTY = 10
+RUMMY_BONUS = 25
+
+#: point value of each card: A = 1, 2..10 face value, J/Q/K = 10
+VALUE = tuple(min(RANK[card], 10) for card in DECK)
+_CARD_BY_NAME = {name: card for card, name in enumerate(NAME)}
+
+DRAW, DISCARD, OVER = "draw", "discard", "over"
+
+SPEC = GameSpec(
+    name="knock-rummy",
+    title="Knock Rummy",
+    min_players=2,
+    max_players=5,
+    partnerships="none",
+    zero_sum=True,
+    rules_version="1",
+    summary="Draw from the stock or the discard pile, then discard or knock; "
+            "the least deadwood collects the differences (one round is one game).",
+    options=(
+        Option("dealer", None, "seat of the dealer; none = chosen at random from the seed", minimum=0),
+        Option(
+            "empty_stock_pickups", None,
+            "discard-pile pick-ups allowed once the stock is empty, after which the player to move "
+            "must pass and the round ends; none = no limit, as the rules say",
+            minimum=0,
+        ),
+    ),
+)
+
+
+def _all_melds() -> tuple[tuple[int, ...], ...]:
+    """Every meld of the deck as a card bitmask, grouped by the meld's lowest card."""
+    by_lowest: list[list[int]] = [[] for _ in DECK]
+    for rank_base in range(0, 52, 4):
+        same_rank = [rank_base + suit for suit in range(4)]
+        for left_out in same_rank:
+            triple = [card for card in same_rank if card != left_out]
+            by_lowest[triple[0]].append(sum(1 << card for card in triple))
+        by_lowest[same_rank[0]].append(sum(1 << card for card in same_rank))
+    for start in DECK:
+        run = [start]
+        # the next rank of the same suit is 4 cards on; past the king it leaves the deck (ace low only)
+        while run[-1] + 4 < 52:
+            run.append(run[-1] + 4)
+            if len(run) >= 3:
+                by_lowest[start].append(sum(1 << card for card in run))
+    return tuple(tuple(melds) for melds in by_lowest)
+
+
+#: MELDS_BY_LOWEST[c]: every set and run (as a bitmask) whose lowest card is c
+MELDS_BY_LOWEST = _all_melds()
+
+
+def _least_deadwood(mask: int, memo: dict[int, int]) -> int:
+    """The least deadwood of the cards in `mask`: the lowest card is deadwood or opens a meld."""
+    if not mask:
+        return 0
+    known = memo.get(mask)
+    if known is not None:
+        return known
+    low = mask & -mask
+    lowest = low.bit_length() - 1
+    best = VALUE[lowest] + _least_deadwood(mask ^ low, memo)
+    for meld in MELDS_BY_LOWEST[lowest]:
+        if meld & mask == meld:
+            rest = _least_deadwood(mask ^ meld, memo)
+            if rest < best:
+                best = rest
+                if not best:
+                    break
+    memo[mask] = best
+    return best
+
+
+def _cards_of(mask: int) -> list[int]:
+    """The cards of a bitmask, lowest first."""
+    cards = []
+    while mask:
+        low = mask & -mask
+        cards.append(low.bit_length() - 1)
+        mask ^= low
+    return cards
+
+
+def best_arrangement(cards: Sequence[int]) -> tuple[int, list[list[int]], list[int]]:
+    """The optimal arrangement of a hand: (deadwood, melds, deadwood cards), cards ascending."""
+    mask = 0
+    for card in cards:
+        mask |= 1 << card
+    memo: dict[int, int] = {}
+    total = _least_deadwood(mask, memo)
+    melds: list[list[int]] = []
+    unmatched: list[int] = []
+    remaining, still_owed = mask, total
+    while remaining:
+        low = remaining & -remaining
+        lowest = low.bit_length() - 1
+        for meld in MELDS_BY_LOWEST[lowest]:
+            if meld & remaining == meld and _least_deadwood(remaining ^ meld, memo) == still_owed:
+                melds.append(_cards_of(meld))
+                remaining ^= meld
+                break
+        else:
+            unmatched.append(lowest)
+            remaining ^= low
+            still_owed -= VALUE[lowest]
+    return total, melds, unmatched
+
+
+def deadwood(cards: Sequence[int]) -> int:
+    """The least deadwood of a hand over every arrangement into sets and runs."""
+    mask = 0
+    for card in cards:
+        mask |= 1 << card
+    return _least_deadwood(mask, {})
+
+
+def settle(deadwoods: Sequence[int], knocker: int | None) -> tuple[list[Fraction], list[int]]:
+    """Net stake change per seat and the seats that collect, per the rules' Scoring 1-5."""
+    players = len(deadwoods)
+    if knocker is not None and deadwoods[knocker] == 0:
+        payments = [-Fraction(deadwoods[seat] + RUMMY_BONUS) for seat in range(players)]
+        payments[knocker] = -sum(payments[seat] for seat in range(players) if seat != knocker)
+        return payments, [knocker]
+    least = min(deadwoods)
+    tied = [seat for seat in range(players) if deadwoods[seat] == least]
+    knocker_tied = knocker in tied
+    collectors = [seat for seat in tied if seat != knocker] if knocker_tied and len(tied) > 1 else tied
+    payments = [Fraction(0)] * players
+    pool = 0
+    for seat in range(players):
+        if seat in tied:
+            continue
+        owed = deadwoods[seat] - least + (KNOCK_PENALTY if seat == knocker else 0)
+        payments[seat] = Fraction(-owed)
+        pool += owed
+    share = Fraction(pool, len(collectors))
+    for seat in collectors:
+        payments[seat] = share
+    return payments, collectors
+
+
+class KnockRummyState(GameState):
+    """One round of Knock Rummy in progress; hands are sorted card lists, the stock's top is last."""
+
+    __slots__ = (
+        "players", "options", "rng", "dealer", "hands", "known", "stock", "pile", "current", "phase",
+        "taken", "pickups_left", "knocker", "knock_card", "ending", "arrangements", "payments",
+        "collectors",
+    )
+
+    def __init__(self, players: int, options: dict[str, Any], rng: random.Random, dealer: int,
+                 deck: Sequence[int]):
+        self.players = players
+        self.options = options
+        self.rng = rng
+        self.dealer = dealer
+        size = 10 if players == 2 else 7
+        dealt = size * players
+        self.hands = [sorted(deck[(seat - dealer - 1) % players:dealt:players]) for seat in range(players)]
+        #: per seat, the cards it is publicly known to hold (taken from the discard pile)
+        self.known: list[list[int]] = [[] for _ in range(players)]
+        self.pile = [deck[dealt]]
+        self.stock = list(deck[:dealt:-1])
+        self.current = (dealer + 1) % players
+        self.phase = DRAW
+        self.taken: int | None = None
+        self.pickups_left: int | None = options["empty_stock_pickups"]
+        self.knocker: int | None = None
+        self.knock_card: int | None = None
+        self.ending: str | None = None
+        self.arrangements: list[tuple[int, list[list[int]], list[int]]] = []
+        self.payments: list[Fraction] = []
+        self.collectors: list[int] = []
+
+    # --- turn structure -------------------------------------------------------------------
+
+    def to_move(self) -> int | None:
+        return None if self.phase == OVER else self.current
+
+    def is_over(self) -> bool:
+        return self.phase == OVER
+
+    def legal_actions(self) -> list[Action]:
+        if self.phase == DRAW:
+            if self.stock:
+                return [{"type": "draw", "source": "stock"}, {"type": "draw", "source": "discard"}]
+            if self.pickups_left == 0:
+                return [{"type": "pass"}]
+            return [{"type": "draw", "source": "discard"}, {"type": "pass"}]
+        if self.phase == DISCARD:
+            taken = self.taken
+            names = [NAME[card] for card in self.hands[self.current] if card != taken]
+            return [{"type": "discard", "card": name} for name in names] + [
+                {"type": "knock", "card": name} for name in names
+            ]
+        return []
+
+    def apply(self, action: Action) -> list[Event]:
+        kind = action.get("type")
+        seat = self.current
+        if self.phase == DRAW:
+            if kind == "draw":
+                return self._draw(seat, action.get("source"))
+            if kind == "pass" and not self.stock:
+                self._finish("stock_exhausted")
+                return [{"type": "pass", "seat": seat}, self._round_end_event()]
+        elif self.phase == DISCARD and kind in ("discard", "knock"):
+            card = _CARD_BY_NAME.get(action.get("card"))
+            hand = self.hands[seat]
+            if card is not None and card != self.taken and card in hand:
+                hand.remove(card)
+                known = self.known[seat]
+                if card in known:
+                    known.remove(card)
+                if kind == "knock":
+                    self.knocker, self.knock_card = seat, card
+                    self._finish("knock")
+                    return [{"type": "knock", "seat": seat}, self._round_end_event()]
+                self.pile.append(card)
+                self.taken = None
+                self.phase = DRAW
+                self.current = (seat + 1) % self.players
+                return [{"type": "discard", "seat": seat, "card": NAME[card]}]
+        raise IllegalAction(f"{action!r} is not a legal action for seat {seat} in the {self.phase} phase")
+
+    def _draw(self, seat: int, source: Any) -> list[Event]:
+        """Move the top of the stock or of the discard pile into `seat`'s hand."""
+        if source == "stock" and self.stock:
+            bisect.insort(self.hands[seat], self.stock.pop())
+            self.phase = DISCARD
+            return [{"type": "draw", "seat": seat, "source": "stock"}]
+        if source == "discard" and (self.stock or self.pickups_left != 0):
+            card = self.pile.pop()
+            bisect.insort(self.hands[seat], card)
+            self.known[seat].append(card)
+            self.taken = card
+            if not self.stock and self.pickups_left is not None:
+                self.pickups_left -= 1
+            self.phase = DISCARD
+            return [{"type": "draw", "seat": seat, "source": "discard", "card": NAME[card]}]
+        raise IllegalAction(f"seat {seat} may not draw from {source!r} now")
+
+    def _finish(self, ending: str) -> None:
+        """End the round: arrange every hand optimally and settle the stakes."""
+        self.phase = OVER
+        self.ending = ending
+        self.taken = None
+        self.arrangements = [best_arrangement(hand) for hand in self.hands]
+        self.payments, self.collectors = settle([dw for dw, _, _ in self.arrangements], self.knocker)
+
+    def _round_end_event(self) -> Event:
+        return {
+            "type": "round_end",
+            "ending": self.ending,
+            "knocker": self.knocker,
+            "deadwood": [dw for dw, _, _ in self.arrangements],
+            "payments": [score_to_wire(payment) for payment in self.payments],
+        }
+
+    # --- what players see -----------------------------------------------------------------
+
+    def view(self, seat: int) -> dict[str, Any]:
+        # Each visible card is named once: the pile's top is its last card, and the card taken
+        # from the pile this turn is given as its index in "hand".
+        hand = self.hands[seat]
+        return {
+            "seat": seat,
+            "players": self.players,
+            "dealer": self.dealer,
+            "to_move": self.to_move(),
+            "phase": self.phase,
+            "hand": [NAME[card] for card in hand],
+            "taken_from_discard": hand.index(self.taken) if self.taken is not None and seat == self.current else None,
+            "discard_pile": [NAME[card] for card in self.pile],
+            "stock": len(self.stock),
+            "hand_sizes": [len(other) for other in self.hands],
+            "known_cards": [
+                [] if other == seat else [NAME[card] for card in sorted(self.known[other])]
+                for other in range(self.players)
+            ],
+            "pickups_left": self.pickups_left if not self.stock else None,
+            "knocker": self.knocker,
+            "knock_card": NAME[self.knock_card] if self.knock_card is not None and seat == self.knocker else None,
+        }
+
+    def hidden_cards(self, seat: int) -> list[str]:
+        hidden = [card for card in self.stock]
+        for other in range(self.players):
+            if other != seat:
+                known = self.known[other]
+                hidden.extend(card for card in self.hands[other] if card not in known)
+        if self.knock_card is not None and seat != self.knocker:
+            hidden.append(self.knock_card)
+        return [NAME[card] for card in hidden]
+
+    # --- the end --------------------------------------------------------------------------
+
+    def result(self) -> Result:
+        if self.phase != OVER:
+            raise GameError("the round is not over")
+        return Result.from_scores(self.payments)
+
+    def reveal(self) -> dict[str, Any]:
+        if self.phase != OVER:
+            raise GameError("the round is not over")
+        return {
+            "ending": self.ending,
+            "knocker": self.knocker,
+            "knock_card": None if self.knock_card is None else NAME[self.knock_card],
+            "hands": [[NAME[card] for card in hand] for hand in self.hands],
+            "melds": [[[NAME[card] for card in meld] for meld in melds] for _, melds, _ in self.arrangements],
+            "deadwood_cards": [[NAME[card] for card in cards] for _, _, cards in self.arrangements],
+            "deadwood": [dw for dw, _, _ in self.arrangements],
+            "collectors": list(self.collectors),
+            "payments": [score_to_wire(payment) for payment in self.payments],
+        }
+
+    def clone(self) -> "KnockRummyState":
+        copy = object.__new__(KnockRummyState)
+        for name in self.__slots__:
+            setattr(copy, name, getattr(self, name))
+        copy.rng = random.Random()
+        copy.rng.setstate(self.rng.getstate())
+        copy.hands = [list(hand) for hand in self.hands]
+        copy.known = [list(cards) for cards in self.known]
+        copy.stock = list(self.stock)
+        copy.pile = list(self.pile)
+        return copy
+
+
+class KnockRummy(Game):
+    """Knock Rummy for 2 to 5 players, one round per game."""
+
+    spec = SPEC
+
+    def new_state(
+        self,
+        players: int,
+        options: Mapping[str, Any] | None = None,
+        seed: int = 0,
+        deck: Sequence[str] | None = None,
+    ) -> KnockRummyState:
+        self.spec.check_players(players)
+        resolved = self.spec.resolve_options(options)
+        rng = random.Random(seed)
+        dealer = rng.randrange(players)
+        if resolved["dealer"] is not None:
+            if resolved["dealer"] >= players:
+                raise OptionError(f"option 'dealer' must be a seat below {players}, got {resolved['dealer']}")
+            dealer = resolved["dealer"]
+        if deck is None:
+            order = list(DECK)
+            rng.shuffle(order)
+        else:
+            order = _parse_deck(deck)
+        return KnockRummyState(players, resolved, rng, dealer, order)
+
+    def deck(self, players: int, options: Mapping[str, Any] | None = None) -> list[str]:
+        return list(NAME)
+
+
+def _parse_deck(deck: Sequence[str]) -> list[int]:
+    """A fixed deck order from wire forms: all 52 cards once each, else OptionError."""
+    order = []
+    for name in deck:
+        card = _CARD_BY_NAME.get(name) if isinstance(name, str) else None
+        if card is None:
+            raise OptionError(f"deck holds {name!r}, which is not a card")
+        order.append(card)
+    if len(order) != 52 or len(set(order)) != 52:
+        missing = sorted(set(DECK) - set(order))
+        raise OptionError(
+            f"deck must hold each of the 52 cards once; got {len(order)} cards"
+            + (f", missing {', '.join(NAME[card] for card in missing)}" if missing else ", with repeats")
+        )
+    return order
+
+
+GAME = KnockRummy()
