@@ -11,11 +11,19 @@ is the one place that decides whether an answer is one of the legal entries.
 
 from __future__ import annotations
 
-import random
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Mapping, Sequence
+
+from protocol.actions import (  # noqa: F401  (re-exported: engines and tests use them from here)
+    concrete_actions,
+    find_legal,
+    is_range,
+    match_action,
+    random_action,
+    same_value,
+)
 
 Action = dict[str, Any]
 Event = dict[str, Any]
@@ -220,59 +228,3 @@ class Game(ABC):
     @abstractmethod
     def deck(self, players: int, options: Mapping[str, Any] | None = None) -> list[str]:
         """Wire forms of every card the game uses (with repeats for identical copies)."""
-
-
-def is_range(value: Any) -> bool:
-    """True for a legal-action field that offers an inclusive integer range."""
-    return type(value) is dict and value.keys() == {"min", "max"}
-
-
-def same_value(expected: Any, given: Any) -> bool:
-    """Structural equality that also compares types, so True never passes for 1, nor 1.0 for 1."""
-    if type(expected) is not type(given):
-        return False
-    if type(expected) is dict:
-        return expected.keys() == given.keys() and all(same_value(expected[k], given[k]) for k in expected)
-    if type(expected) is list:
-        return len(expected) == len(given) and all(same_value(a, b) for a, b in zip(expected, given))
-    return expected == given
-
-
-def match_action(entry: Action, action: Any) -> bool:
-    """Whether `action` is the legal entry `entry` (an integer within it, where it gives a range)."""
-    if type(action) is not dict or action.keys() != entry.keys():
-        return False
-    for key, expected in entry.items():
-        given = action[key]
-        if is_range(expected):
-            if type(given) is not int or not expected["min"] <= given <= expected["max"]:
-                return False
-        elif not same_value(expected, given):
-            return False
-    return True
-
-
-def find_legal(legal: Sequence[Action], action: Any) -> Action | None:
-    """The concrete action `action` stands for if it is legal, else None."""
-    for entry in legal:
-        if match_action(entry, action):
-            return action
-    return None
-
-
-def concrete_actions(entry: Action) -> int:
-    """How many distinct concrete actions one legal entry stands for."""
-    count = 1
-    for value in entry.values():
-        if is_range(value):
-            count *= value["max"] - value["min"] + 1
-    return count
-
-
-def random_action(legal: Sequence[Action], rng: random.Random) -> Action:
-    """A uniformly chosen legal entry, with a uniform integer drawn for every range in it."""
-    entry = legal[rng.randrange(len(legal))]
-    return {
-        key: rng.randint(value["min"], value["max"]) if is_range(value) else value
-        for key, value in entry.items()
-    }

@@ -1,0 +1,68 @@
+"""What a legal-action list means on the wire: exact matching, integer ranges, random choice.
+
+Pure data helpers with no I/O, shared by the referee (which accepts exactly the legal set), the
+game engines and the Python bot SDK, so all three agree on one reading of PROTOCOL.md § Actions.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Sequence
+
+Action = dict[str, Any]
+
+
+def is_range(value: Any) -> bool:
+    """True for a legal-action field that offers an inclusive integer range {"min": a, "max": b}."""
+    return type(value) is dict and value.keys() == {"min", "max"}
+
+
+def same_value(expected: Any, given: Any) -> bool:
+    """Structural equality that also compares types, so True never passes for 1, nor 1.0 for 1."""
+    if type(expected) is not type(given):
+        return False
+    if type(expected) is dict:
+        return expected.keys() == given.keys() and all(same_value(expected[k], given[k]) for k in expected)
+    if type(expected) is list:
+        return len(expected) == len(given) and all(same_value(a, b) for a, b in zip(expected, given))
+    return expected == given
+
+
+def match_action(entry: Action, action: Any) -> bool:
+    """Whether `action` is the legal entry `entry` (an integer within it, where it gives a range)."""
+    if type(action) is not dict or action.keys() != entry.keys():
+        return False
+    for key, expected in entry.items():
+        given = action[key]
+        if is_range(expected):
+            if type(given) is not int or not expected["min"] <= given <= expected["max"]:
+                return False
+        elif not same_value(expected, given):
+            return False
+    return True
+
+
+def find_legal(legal: Sequence[Action], action: Any) -> Action | None:
+    """The legal entry that `action` is an instance of, or None when it is not legal."""
+    for entry in legal:
+        if match_action(entry, action):
+            return entry
+    return None
+
+
+def concrete_actions(entry: Action) -> int:
+    """How many distinct concrete actions one legal entry stands for."""
+    count = 1
+    for value in entry.values():
+        if is_range(value):
+            count *= value["max"] - value["min"] + 1
+    return count
+
+
+def random_action(legal: Sequence[Action], rng: random.Random) -> Action:
+    """A uniformly chosen legal entry, with a uniform integer drawn for every range in it."""
+    entry = legal[rng.randrange(len(legal))]
+    return {
+        key: rng.randint(value["min"], value["max"]) if is_range(value) else value
+        for key, value in entry.items()
+    }

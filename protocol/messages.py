@@ -1,0 +1,72 @@
+"""Schemas of every protocol message (version 1), and validation of what a bot sends.
+
+A schema maps each key to the accepted Python types after msgpack decoding; every key is
+required and no other key is allowed, so a typo in a bot's message is caught, not ignored.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from protocol import PROTOCOL_VERSION
+
+_NUMBER = (int,)
+_MAP = (dict,)
+
+#: messages the referee sends, by type (documented in PROTOCOL.md; checked by the tests)
+REFEREE_MESSAGES: dict[str, dict[str, tuple[type, ...]]] = {
+    "hello": {"type": (str,), "protocol": _NUMBER, "referee": (str,)},
+    "game_start": {
+        "type": (str,), "game_id": (str,), "game": (str,), "rules_version": (str,), "seat": _NUMBER,
+        "players": _NUMBER, "names": (list,), "teams": (list, type(None)), "options": _MAP,
+    },
+    "decision": {
+        "type": (str,), "game_id": (str,), "decision": _NUMBER, "seat": _NUMBER, "view": _MAP,
+        "events": (list,), "legal": (list,), "time_ms": _NUMBER,
+    },
+    "game_end": {
+        "type": (str,), "game_id": (str,), "result": _MAP, "reveal": _MAP, "events": (list,),
+        "faults": (list,),
+    },
+    "shutdown": {"type": (str,)},
+}
+
+#: messages a bot sends, by type
+BOT_MESSAGES: dict[str, dict[str, tuple[type, ...]]] = {
+    "hello": {"type": (str,), "protocol": _NUMBER, "name": (str,), "version": (str,)},
+    "action": {"type": (str,), "decision": _NUMBER, "action": _MAP},
+}
+
+
+class ProtocolViolation(Exception):
+    """A decoded message that breaks the schema; the message says exactly how."""
+
+
+def check_message(message: dict[str, Any], expected_type: str, schemas=BOT_MESSAGES) -> dict[str, Any]:
+    """Return `message` if it is a valid message of `expected_type`, else raise ProtocolViolation."""
+    kind = message.get("type")
+    if kind != expected_type:
+        raise ProtocolViolation(f'expected a "{expected_type}" message, got type {kind!r}')
+    schema = schemas[expected_type]
+    missing = [key for key in schema if key not in message]
+    if missing:
+        raise ProtocolViolation(f'"{expected_type}" message lacks {", ".join(map(repr, missing))}')
+    extra = [key for key in message if key not in schema]
+    if extra:
+        raise ProtocolViolation(f'"{expected_type}" message has unknown key(s) {", ".join(map(repr, extra))}')
+    for key, types in schema.items():
+        value = message[key]
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+            names = " or ".join("nil" if t is type(None) else t.__name__ for t in types)
+            raise ProtocolViolation(f'"{expected_type}".{key} must be {names}, got {value!r}')
+    return message
+
+
+def check_hello(message: dict[str, Any]) -> dict[str, Any]:
+    """Validate a bot's hello, including the protocol version it speaks."""
+    check_message(message, "hello")
+    if message["protocol"] != PROTOCOL_VERSION:
+        raise ProtocolViolation(
+            f"bot speaks protocol version {message['protocol']}, the referee speaks {PROTOCOL_VERSION}"
+        )
+    return message

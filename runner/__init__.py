@@ -1,0 +1,1 @@
+"""cardarena: the referee, the games, tournaments, ratings and the command line."""

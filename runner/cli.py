@@ -1,0 +1,129 @@
+"""The `cardarena` command line: list games, play one game between bot processes, and more.
+
+Expected failures (bad arguments, unknown games, bad options) end in one clear line on stderr
+and a non-zero exit status, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from tabulate import tabulate
+
+from runner.games import all_games, get_game
+from runner.games.base import OptionError
+from runner.referee.match import GameRecord, Match
+from runner.referee.process import BotSpec, Limits
+
+
+def parse_option(text: str) -> tuple[str, Any]:
+    """`key=value` from the command line: true/false, none, integers, else the string itself."""
+    key, sep, raw = text.partition("=")
+    if not sep or not key.strip():
+        raise click.BadParameter(f"options are given as KEY=VALUE, got {text!r}", param_hint="--option")
+    lowered = raw.strip().lower()
+    if lowered in ("true", "false"):
+        value: Any = lowered == "true"
+    elif lowered in ("none", "null"):
+        value = None
+    else:
+        try:
+            value = int(raw)
+        except ValueError:
+            value = raw
+    return key.strip(), value
+
+
+def describe(data: dict[str, Any]) -> str:
+    """A compact one-line rendering of an action or event: `type key=value ...`."""
+    parts = [str(data.get("type", "?"))]
+    for key, value in data.items():
+        if key != "type":
+            shown = " ".join(map(str, value)) if isinstance(value, list) else value
+            parts.append(f"{key}={shown}")
+    return " ".join(parts)
+
+
+def result_table(record: GameRecord) -> str:
+    """The result of one game as a table: seat, bot, score, rank, faults."""
+    faults = {fault.seat: fault.kind for fault in record.faults}
+    rows = [
+        [seat, name, str(record.result.scores[seat]), record.ranks[seat] + 1, faults.get(seat, "")]
+        for seat, name in enumerate(record.seats)
+    ]
+    return tabulate(rows, headers=["seat", "bot", "score", "rank", "fault"])
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="cardarena")
+def main() -> None:
+    """cardarena: bots in any language play card games under a strict referee."""
+
+
+@main.command()
+def games() -> None:
+    """List the games with their player counts and options."""
+    for game in all_games().values():
+        spec = game.spec
+        players = (str(spec.min_players) if spec.min_players == spec.max_players
+                   else f"{spec.min_players}-{spec.max_players}")
+        click.echo(f"{spec.name}  ({spec.title}; {players} players; partnerships: {spec.partnerships}; "
+                   f"rules v{spec.rules_version})")
+        click.echo(f"    {spec.summary}")
+        for option in spec.options:
+            allowed = f" one of {list(option.choices)}" if option.choices else ""
+            click.echo(f"    --option {option.name}={option.default!r}{allowed}: {option.help}")
+
+
+@main.command()
+@click.argument("game_name", metavar="GAME")
+@click.option("--bot", "bots", multiple=True, required=True, metavar="NAME=CMD",
+              help="A bot per seat, in seat order (repeat the option).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the deal.")
+@click.option("--timeout", type=click.FloatRange(min=0.001), default=1.0, show_default=True,
+              help="Seconds a bot has for each decision.")
+@click.option("--handshake-timeout", type=click.FloatRange(min=0.001), default=10.0, show_default=True,
+              help="Seconds a bot has to start and say hello.")
+@click.option("--option", "options", multiple=True, metavar="KEY=VALUE", help="A rule option (repeatable).")
+@click.option("--record", "record_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the game record (seed, actions, result, faults) as JSON here.")
+@click.option("--quiet", is_flag=True, help="Print only the result, not every move.")
+def play(game_name: str, bots: tuple[str, ...], seed: int, timeout: float, handshake_timeout: float,
+         options: tuple[str, ...], record_path: Path | None, quiet: bool) -> None:
+    """Play one GAME between bot processes and print the moves and the result."""
+    try:
+        game = get_game(game_name)
+        specs = [BotSpec.parse(text) for text in bots]
+        game.spec.check_players(len(specs))
+        rule_options = game.spec.resolve_options(dict(parse_option(text) for text in options))
+    except (OptionError, ValueError) as error:
+        raise click.UsageError(str(error)) from None
+
+    names = [spec.name for spec in specs]
+
+    def observe(kind: str, data: dict[str, Any]) -> None:
+        if quiet or kind != "decision":
+            return
+        marker = " (fallback)" if data["fallback"] else ""
+        click.echo(f"{data['decision']:>4}  seat {data['seat']} {names[data['seat']]}{marker}: "
+                   f"{describe(data['action'])}")
+        for event in data["events"]:
+            click.echo(f"        {describe(event)}")
+
+    limits = Limits(handshake_timeout=handshake_timeout, decision_timeout=timeout)
+    with Match(specs, limits, observer=observe) as match:
+        record = match.play(game, seed, rule_options)
+    click.echo(f"\n{game.spec.title}, seed {seed}: {len(record.actions)} decisions in {record.duration:.2f} s")
+    click.echo(result_table(record))
+    for fault in record.faults + match.shutdown_faults:
+        click.echo(f"FAULT {fault.summary()}", err=True)
+    if record_path is not None:
+        record_path.write_text(json.dumps(record.to_dict(), indent=1))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

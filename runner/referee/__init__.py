@@ -1,0 +1,1 @@
+"""The referee: bot processes, the decision loop of a match, and typed faults."""

@@ -1,0 +1,245 @@
+"""One table of bots playing a series of games: the decision loop, validation, faults, fallback.
+
+A `Match` keeps each seat's bot process alive from game to game (an interpreter starts once per
+match, not once per game). A bot that faults loses that game: its seat is played out by a
+seeded random fallback so the others' game completes, its process is killed, and it is started
+afresh before the next game. No exception from a bot ever escapes `Match.play`.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from protocol.actions import find_legal, random_action
+from protocol.messages import ProtocolViolation, check_message
+from runner.games.base import Game, Result
+from runner.referee.faults import BotFault, Fault
+from runner.referee.process import BotProcess, BotSpec, Limits
+
+#: observer(kind, data) hears "decision" and "game_end" as they happen (the CLI's live log)
+Observer = Callable[[str, dict[str, Any]], None]
+
+
+@dataclass
+class GameRecord:
+    """Everything needed to score, audit and replay one game: seed + actions reproduce it."""
+
+    game_id: str
+    game: str
+    rules_version: str
+    options: dict[str, Any]
+    seed: int
+    seats: list[str]  # bot name per seat
+    actions: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+    result: Result | None = None
+    ranks: list[int] = field(default_factory=list)  # after faults: faulters ranked last
+    faults: list[Fault] = field(default_factory=list)
+    decision_times: list[tuple[int, float]] = field(default_factory=list)  # (seat, seconds)
+    duration: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for storage and JSON output."""
+        return {
+            "game_id": self.game_id,
+            "game": self.game,
+            "rules_version": self.rules_version,
+            "options": self.options,
+            "seed": self.seed,
+            "seats": self.seats,
+            "actions": [[seat, action] for seat, action in self.actions],
+            "result": None if self.result is None else self.result.to_wire(),
+            "ranks": self.ranks,
+            "faults": [fault.to_dict() for fault in self.faults],
+            "duration": self.duration,
+        }
+
+
+def ranks_with_faults(result: Result, faulted_seats: set[int]) -> list[int]:
+    """The ranking after faults: every faulting seat (and its whole team) below everyone else."""
+    teams = result.teams
+    losers = {s for s in range(len(result.scores))
+              if s in faulted_seats or (teams is not None and any(teams[f] == teams[s] for f in faulted_seats))}
+    keys = [(seat in losers, -result.scores[seat]) for seat in range(len(result.scores))]
+    return [sum(1 for other in keys if other < key) for key in keys]
+
+
+class Match:
+    """A fixed set of bots (one process each) that plays games in turn at one table."""
+
+    def __init__(
+        self,
+        bots: Sequence[BotSpec],
+        limits: Limits = Limits(),
+        log_dir: Path | None = None,
+        observer: Observer | None = None,
+    ):
+        self.bots = list(bots)
+        self.limits = limits
+        self.log_dir = log_dir
+        self.observer = observer
+        self._processes: list[BotProcess | None] = [None] * len(self.bots)
+        self.shutdown_faults: list[Fault] = []
+
+    def __enter__(self) -> "Match":
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Shut every bot down, killing those that do not exit in time (recorded as faults)."""
+        for index, process in enumerate(self._processes):
+            if process is not None and not process.stop():
+                self.shutdown_faults.append(Fault(
+                    "crash", process.spec.name,
+                    f"did not exit with status 0 within {self.limits.shutdown_grace} s of shutdown",
+                    stderr_tail=process.stderr_tail(),
+                ))
+            self._processes[index] = None
+
+    def play(
+        self,
+        game: Game,
+        seed: int,
+        options: Mapping[str, Any] | None = None,
+        seating: Sequence[int] | None = None,
+        game_id: str | None = None,
+    ) -> GameRecord:
+        """Play one game; `seating[seat]` is the index in `bots` of the bot in that seat."""
+        players = len(self.bots)
+        seating = list(range(players)) if seating is None else list(seating)
+        if sorted(seating) != list(range(players)):
+            raise ValueError(f"seating {seating} is not a permutation of the {players} bots")
+        game.spec.check_players(players)
+        options = game.spec.resolve_options(options)
+        state = game.new_state(players, options, seed)
+        record = GameRecord(
+            game_id=game_id or f"{game.spec.name}-{seed}",
+            game=game.spec.name,
+            rules_version=game.spec.rules_version,
+            options=options,
+            seed=seed,
+            seats=[self.bots[index].name for index in seating],
+        )
+        started = time.monotonic()
+        faulted: dict[int, Fault] = {}
+
+        def fault(seat: int, error: BotFault, decision: int | None = None) -> None:
+            recorded = error.fault.at(seat=seat, game=game.spec.name, game_id=record.game_id, decision=decision)
+            record.faults.append(recorded)
+            faulted[seat] = recorded
+            self._discard(seating[seat])
+
+        teams = game.spec.teams(players, options)
+        for seat in range(players):
+            try:
+                process = self._process(seating[seat])
+                process.send({
+                    "type": "game_start", "game_id": record.game_id, "game": game.spec.name,
+                    "rules_version": game.spec.rules_version, "seat": seat, "players": players,
+                    "names": record.seats, "teams": None if teams is None else list(teams),
+                    "options": options,
+                }, time.monotonic() + self.limits.decision_timeout)
+            except BotFault as error:
+                fault(seat, error)
+
+        fallback = [random.Random(f"{seed}:{seat}") for seat in range(players)]
+        pending_events: list[list[dict[str, Any]]] = [[] for _ in range(players)]
+        time_ms = round(self.limits.decision_timeout * 1000)
+        decision = 0
+        while not state.is_over():
+            seat = state.to_move()
+            legal = state.legal_actions()
+            decision += 1
+            action = None
+            if seat not in faulted:
+                try:
+                    action = self._ask(seating[seat], record.game_id, decision, seat,
+                                       state.view(seat), pending_events[seat], legal, time_ms, record)
+                except BotFault as error:
+                    fault(seat, error, decision)
+            pending_events[seat] = []
+            if action is None:
+                action = random_action(legal, fallback[seat])
+            events = state.apply(action)
+            record.actions.append((seat, action))
+            for queue in pending_events:
+                queue.extend(events)
+            if self.observer is not None:
+                self.observer("decision", {"seat": seat, "decision": decision, "action": action,
+                                           "events": events, "fallback": seat in faulted})
+
+        record.result = state.result()
+        reveal = state.reveal()
+        for seat in range(players):
+            if seat in faulted:
+                continue
+            try:
+                self._process(seating[seat]).send({
+                    "type": "game_end", "game_id": record.game_id, "result": record.result.to_wire(),
+                    "reveal": reveal, "events": pending_events[seat],
+                    "faults": [{"seat": f.seat, "bot": f.bot, "kind": f.kind} for f in record.faults],
+                }, time.monotonic() + self.limits.decision_timeout)
+            except BotFault as error:
+                fault(seat, error)
+        record.ranks = ranks_with_faults(record.result, set(faulted))
+        record.duration = time.monotonic() - started
+        if self.observer is not None:
+            self.observer("game_end", {"record": record, "reveal": reveal})
+        return record
+
+    def _ask(self, index: int, game_id: str, decision: int, seat: int, view: dict[str, Any],
+             events: list[dict[str, Any]], legal: list[dict[str, Any]], time_ms: int,
+             record: GameRecord) -> dict[str, Any]:
+        """Send one decision request and return the bot's legal action (BotFault otherwise)."""
+        process = self._process(index)
+        sent = time.monotonic()
+        deadline = sent + self.limits.decision_timeout
+        process.send({"type": "decision", "game_id": game_id, "decision": decision, "seat": seat,
+                      "view": view, "events": events, "legal": legal, "time_ms": time_ms}, deadline)
+        message, raw = process.receive(deadline)
+        record.decision_times.append((seat, time.monotonic() - sent))
+        try:
+            check_message(message, "action")
+        except ProtocolViolation as error:
+            raise BotFault(Fault("protocol", process.spec.name, str(error), data=raw, message=message,
+                                 stderr_tail=process.stderr_tail())) from None
+        if message["decision"] != decision:
+            raise BotFault(Fault("protocol", process.spec.name,
+                                 f"answered decision {message['decision']}, but decision {decision} was asked",
+                                 data=raw, message=message, stderr_tail=process.stderr_tail()))
+        action = message["action"]
+        if find_legal(legal, action) is None:
+            raise BotFault(Fault("illegal", process.spec.name,
+                                 f"action {action!r} is not among the {len(legal)} legal actions",
+                                 data=raw, message=message, stderr_tail=process.stderr_tail()))
+        return action
+
+    def _process(self, index: int) -> BotProcess:
+        """The running process of bot `index`, started (with its handshake) if it is not running."""
+        process = self._processes[index]
+        if process is None or not process.alive:
+            if process is not None:
+                process.kill()
+            spec = self.bots[index]
+            log_path = None if self.log_dir is None else self.log_dir / f"{spec.name}.{index}.stderr.log"
+            process = BotProcess(spec, self.limits, log_path)
+            self._processes[index] = process
+            try:
+                process.start()
+            except BotFault:
+                process.kill()
+                self._processes[index] = None
+                raise
+        return process
+
+    def _discard(self, index: int) -> None:
+        """Kill a faulted bot; it is started afresh before its next game."""
+        process = self._processes[index]
+        if process is not None:
+            process.kill()
+            self._processes[index] = None

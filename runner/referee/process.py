@@ -1,0 +1,257 @@
+"""One bot process: spawn it, shake hands, exchange frames under deadlines, and kill it cleanly.
+
+Every wait is bounded: pipes are non-blocking and each read or write polls with the time left
+until a deadline, so a bot that stalls, never reads its input, floods its stderr or dies can
+never block the referee. The bot runs in its own process group so that killing it also kills
+anything it spawned (a shell wrapper's child, say), and it is always reaped: no zombies.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import select
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from protocol import PROTOCOL_VERSION
+from protocol.framing import DEFAULT_MAX_FRAME, FrameError, FrameReader, decode_body, encode
+from protocol.messages import ProtocolViolation, check_hello
+from runner.referee.faults import BotFault, Fault
+
+REFEREE_NAME = "cardarena"
+STDERR_TAIL = 2048  # bytes of a bot's latest stderr kept for fault reports
+_PYTHON_NAMES = {"python", "python3", f"python{sys.version_info.major}.{sys.version_info.minor}"}
+
+
+@dataclass(frozen=True)
+class BotSpec:
+    """How to run a bot: its name, its command line, and the directory it runs in."""
+
+    name: str
+    command: tuple[str, ...]
+    cwd: str | None = None
+
+    @classmethod
+    def parse(cls, text: str, cwd: str | None = None) -> "BotSpec":
+        """A bot from `NAME=COMMAND` (the command split like a shell would); ValueError if malformed."""
+        name, sep, command = text.partition("=")
+        name = name.strip()
+        if not sep or not name or not command.strip():
+            raise ValueError(f"bot must be given as NAME=COMMAND, got {text!r}")
+        try:
+            argv = tuple(shlex.split(command))
+        except ValueError as error:
+            raise ValueError(f"bot {name!r}: cannot split command {command!r}: {error}") from None
+        return cls(name=name, command=argv, cwd=cwd)
+
+    def argv(self) -> list[str]:
+        """The command to execute; a bare `python`/`python3` becomes this interpreter's real path,
+        since a shell shim (pyenv's, say) costs tens of milliseconds per start."""
+        argv = list(self.command)
+        if argv and argv[0] in _PYTHON_NAMES:
+            argv[0] = sys.executable
+        return argv
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Time and size limits the referee enforces on every bot."""
+
+    handshake_timeout: float = 10.0
+    decision_timeout: float = 1.0
+    max_frame: int = DEFAULT_MAX_FRAME
+    stderr_cap: int = 1 << 20  # bytes of stderr written to a bot's log; the rest is dropped
+    shutdown_grace: float = 1.0  # seconds a bot has to exit after "shutdown"
+
+
+class BotProcess:
+    """A running bot speaking the protocol over its stdin/stdout."""
+
+    def __init__(self, spec: BotSpec, limits: Limits, log_path: Path | None = None):
+        self.spec = spec
+        self.limits = limits
+        self.log_path = log_path
+        self.hello: dict[str, Any] | None = None
+        self._proc: subprocess.Popen | None = None
+        self._reader = FrameReader(limits.max_frame)
+        self._stderr_tail = bytearray()
+        self._stderr_lock = threading.Lock()
+        self._stderr_thread: threading.Thread | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    @property
+    def alive(self) -> bool:
+        """True while the process runs."""
+        return self._proc is not None and self._proc.poll() is None
+
+    @property
+    def pid(self) -> int | None:
+        return None if self._proc is None else self._proc.pid
+
+    def start(self) -> dict[str, Any]:
+        """Spawn the bot and complete the handshake; return its hello (BotFault on any failure)."""
+        argv = self.spec.argv()
+        try:
+            self._proc = subprocess.Popen(
+                argv,
+                cwd=self.spec.cwd,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+                bufsize=0,
+                close_fds=True,
+            )
+        except OSError as error:
+            raise BotFault(self._fault("start", f"cannot run {shlex.join(argv)!r}: {error}")) from None
+        os.set_blocking(self._proc.stdin.fileno(), False)
+        os.set_blocking(self._proc.stdout.fileno(), False)
+        self._poll_in = select.poll()
+        self._poll_in.register(self._proc.stdout.fileno(), select.POLLIN)
+        self._poll_out = select.poll()
+        self._poll_out.register(self._proc.stdin.fileno(), select.POLLOUT)
+        self._stderr_thread = threading.Thread(target=self._drain_stderr, daemon=True)
+        self._stderr_thread.start()
+
+        deadline = time.monotonic() + self.limits.handshake_timeout
+        self.send({"type": "hello", "protocol": PROTOCOL_VERSION, "referee": REFEREE_NAME}, deadline)
+        message, raw = self.receive(deadline)
+        try:
+            self.hello = check_hello(message)
+        except ProtocolViolation as error:
+            raise BotFault(self._fault("handshake", str(error), raw, message)) from None
+        return self.hello
+
+    def stop(self) -> bool:
+        """Ask the bot to shut down, wait `shutdown_grace`, then kill it; True if it exited by itself."""
+        if self._proc is None:
+            return True
+        clean = False
+        if self.alive:
+            try:
+                self.send({"type": "shutdown"}, time.monotonic() + self.limits.shutdown_grace)
+                self._proc.wait(timeout=self.limits.shutdown_grace)
+                clean = self._proc.returncode == 0
+            except (BotFault, subprocess.TimeoutExpired):
+                clean = False
+        self.kill()
+        return clean
+
+    def kill(self) -> None:
+        """Kill the bot's whole process group, reap it, and close its pipes. Safe to call twice."""
+        proc = self._proc
+        if proc is None:
+            return
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass  # the group is already gone
+        proc.wait()
+        for stream in (proc.stdin, proc.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass  # closing a pipe whose other end died can report the broken pipe; it is closed
+        if self._stderr_thread is not None:
+            self._stderr_thread.join(timeout=2.0)
+        proc.stderr.close()
+
+    # -- framed I/O ------------------------------------------------------------------------
+
+    def send(self, message: dict[str, Any], deadline: float) -> None:
+        """Write one frame, waiting for the pipe to drain at most until `deadline`."""
+        data = memoryview(encode(message))
+        fd = self._proc.stdin.fileno()
+        while data:
+            try:
+                written = os.write(fd, data)
+                data = data[written:]
+                continue
+            except BlockingIOError:
+                pass
+            except OSError:
+                raise BotFault(self._fault("crash", f"the bot closed its input ({self._exit_status()})")) from None
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise BotFault(self._fault(
+                    "timeout", f"the bot did not read its input: {len(data)} bytes of a frame could not be sent",
+                ))
+            self._poll_out.poll(math.ceil(remaining * 1000))
+
+    def receive(self, deadline: float) -> tuple[dict[str, Any], bytes]:
+        """Read one frame before `deadline`; return the decoded message and its raw body."""
+        fd = self._proc.stdout.fileno()
+        while True:
+            try:
+                body = self._reader.next_body()
+            except FrameError as error:
+                raise BotFault(self._fault(error.kind, str(error), error.data)) from None
+            if body is not None:
+                try:
+                    return decode_body(body), body
+                except FrameError as error:
+                    raise BotFault(self._fault(error.kind, str(error), error.data)) from None
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                pending = self._reader.pending()
+                got = f"; {len(pending)} bytes of an incomplete frame arrived" if pending else ""
+                raise BotFault(self._fault("timeout", f"no reply within the time allowed{got}", pending))
+            if not self._poll_in.poll(math.ceil(remaining * 1000)):
+                continue
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                pending = self._reader.pending()
+                raise BotFault(self._fault("crash", f"the bot closed its output ({self._exit_status()})", pending))
+            self._reader.feed(chunk)
+
+    # -- evidence --------------------------------------------------------------------------
+
+    def stderr_tail(self) -> str:
+        """The last bytes the bot wrote to stderr, decoded leniently."""
+        with self._stderr_lock:
+            return self._stderr_tail.decode("utf-8", "replace")
+
+    def _fault(self, kind: str, detail: str, data: bytes = b"", message: Any = None) -> Fault:
+        return Fault(kind=kind, bot=self.spec.name, detail=detail, data=data,
+                     stderr_tail=self.stderr_tail(), message=message)
+
+    def _exit_status(self) -> str:
+        """How the process ended, waiting briefly for it to finish exiting."""
+        try:
+            code = self._proc.wait(timeout=0.5)
+        except subprocess.TimeoutExpired:
+            return "still running"
+        return f"killed by signal {-code}" if code < 0 else f"exit status {code}"
+
+    def _drain_stderr(self) -> None:
+        """Copy the bot's stderr to its log (up to the cap) and keep the latest tail in memory."""
+        written = 0
+        log = open(self.log_path, "ab") if self.log_path is not None else None
+        try:
+            while chunk := self._proc.stderr.read(1 << 16):
+                with self._stderr_lock:
+                    self._stderr_tail += chunk
+                    del self._stderr_tail[:-STDERR_TAIL]
+                if log is not None and written < self.limits.stderr_cap:
+                    log.write(chunk[: self.limits.stderr_cap - written])
+                    written += len(chunk)
+                    if written >= self.limits.stderr_cap:
+                        log.write(b"\n[cardarena: stderr log capped here]\n")
+                        log.flush()
+        except (OSError, ValueError):
+            pass  # the pipe was closed by kill(): nothing more to drain
+        finally:
+            if log is not None:
+                log.close()
