@@ -12,50 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import click
-from tabulate import tabulate
 
+from runner.console import describe, parse_option, result_table
 from runner.games import all_games, get_game
 from runner.games.base import OptionError
-from runner.referee.match import GameRecord, Match
+from runner.referee.match import Match
 from runner.referee.process import BotSpec, Limits
-
-
-def parse_option(text: str) -> tuple[str, Any]:
-    """`key=value` from the command line: true/false, none, integers, else the string itself."""
-    key, sep, raw = text.partition("=")
-    if not sep or not key.strip():
-        raise click.BadParameter(f"options are given as KEY=VALUE, got {text!r}", param_hint="--option")
-    lowered = raw.strip().lower()
-    if lowered in ("true", "false"):
-        value: Any = lowered == "true"
-    elif lowered in ("none", "null"):
-        value = None
-    else:
-        try:
-            value = int(raw)
-        except ValueError:
-            value = raw
-    return key.strip(), value
-
-
-def describe(data: dict[str, Any]) -> str:
-    """A compact one-line rendering of an action or event: `type key=value ...`."""
-    parts = [str(data.get("type", "?"))]
-    for key, value in data.items():
-        if key != "type":
-            shown = " ".join(map(str, value)) if isinstance(value, list) else value
-            parts.append(f"{key}={shown}")
-    return " ".join(parts)
-
-
-def result_table(record: GameRecord) -> str:
-    """The result of one game as a table: seat, bot, score, rank, faults."""
-    faults = {fault.seat: fault.kind for fault in record.faults}
-    rows = [
-        [seat, name, str(record.result.scores[seat]), record.ranks[seat] + 1, faults.get(seat, "")]
-        for seat, name in enumerate(record.seats)
-    ]
-    return tabulate(rows, headers=["seat", "bot", "score", "rank", "fault"])
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -124,6 +86,8 @@ def play(game_name: str, bots: tuple[str, ...], seed: int, timeout: float, hands
     if record_path is not None:
         record_path.write_text(json.dumps(record.to_dict(), indent=1))
 
+
+# Commands defined in their own modules are registered here, one line each.
 
 if __name__ == "__main__":
     sys.exit(main())
