@@ -1,0 +1,606 @@
+"""Cuajo: a four-player partnership rummy with a 112-card Spanish deck (rules: cuajo.md).
+
+Cards are card types 0..27 inside the engine, numbered rank-major (type = rank * 4 + suit) so
+that the three independent groups of a hand (aces; 3-4-5; J-H-K) are contiguous slices of a
+28-entry count list. On the wire a card is rank then suit, e.g. "Ao", "3c", "He", "Kb".
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from functools import cache
+from itertools import product
+from typing import Any, Mapping, Sequence
+
+from runner.games.base import Action, Event, Game, GameSpec, GameState, Option, OptionError, Result
+
+RANKS = ("A", "3", "4", "5", "J", "H", "K")
+SUITS = ("o", "c", "e", "b")  # oros (coins), copas (cups), espadas (swords), bastos (batons)
+TYPES = 28
+COPIES = 4
+ACE, KING = 0, 6
+KING_OF_COINS = KING * 4
+NAME = tuple(RANKS[t // 4] + SUITS[t % 4] for t in range(TYPES))
+_BY_NAME = {name: t for t, name in enumerate(NAME)}
+KINGS = range(KING * 4, TYPES)
+
+HAND_SIZE = 15
+SECRET_PAYMENT = 50
+SPECIAL_PAYMENT = 300
+STOCK_PAYMENT = 110
+#: base payment by (condition 1 met, condition 2 met) when the winning card was taken
+TAKEN_PAYMENT = {(True, True): 110, (True, False): 60, (False, True): 70, (False, False): 20}
+MAX_EXTRA_CARDS = 15
+PENALTY_TURNS = 2
+
+
+def rank_of(card_type: int) -> int:
+    """Rank index 0..6 (A 3 4 5 J H K) of a card type."""
+    return card_type // 4
+
+
+def suit_of(card_type: int) -> int:
+    """Suit index 0..3 (coins, cups, swords, batons) of a card type."""
+    return card_type % 4
+
+
+# ---------------------------------------------------------------- hand evaluation
+
+
+@cache
+def _rank_splits(suit_counts: tuple[int, ...]) -> bool:
+    """Whether the cards of one rank (count per suit, sorted high first) split into sets and secrets."""
+    if suit_counts[0] == 0:
+        return True
+    counts = list(suit_counts)
+    if counts[0] >= COPIES:  # the first suit's cards may form a secret...
+        counts[0] -= COPIES
+        if _rank_splits(tuple(sorted(counts, reverse=True))):
+            return True
+        counts[0] += COPIES
+    others = [s for s in range(1, 4) if counts[s] > 0]
+    for size in (2, 3):  # ...or a set with two or three other suits
+        for chosen in _subsets(tuple(others), size):
+            rest = counts[:]
+            rest[0] -= 1
+            for s in chosen:
+                rest[s] -= 1
+            if _rank_splits(tuple(sorted(rest, reverse=True))):
+                return True
+    return False
+
+
+def _subsets(items: tuple[int, ...], size: int) -> list[tuple[int, ...]]:
+    """All subsets of `items` of the given size (at most three items, so this stays tiny)."""
+    if size == 0:
+        return [()]
+    if len(items) < size:
+        return []
+    head, tail = items[0], items[1:]
+    return [(head, *rest) for rest in _subsets(tail, size - 1)] + _subsets(tail, size)
+
+
+def rank_splits(suit_counts: Sequence[int]) -> bool:
+    """Whether cards of one rank, given as a count per suit, split into sets and secrets."""
+    return _rank_splits(tuple(sorted(suit_counts, reverse=True)))
+
+
+def _sequence_choices(counts: tuple[int, ...]) -> product:
+    """Every choice of how many sequences to make in each suit of a 3-rank group."""
+    return product(*(range(min(counts[s], counts[4 + s], counts[8 + s]) + 1) for s in range(4)))
+
+
+@cache
+def _middle_complete(counts: tuple[int, ...]) -> bool:
+    """Whether the 3s, 4s and 5s (12 counts, rank-major) split into 3-4-5 sequences, sets and secrets."""
+    for runs in _sequence_choices(counts):
+        if all(rank_splits([counts[r * 4 + s] - runs[s] for s in range(4)]) for r in range(3)):
+            return True
+    return False
+
+
+@cache
+def _high_complete(counts: tuple[int, ...]) -> bool:
+    """Whether the Js, Hs and Ks (12 counts) split into J-H-K sequences, sets, secrets and lone kings."""
+    for runs in _sequence_choices(counts):
+        if all(rank_splits([counts[r * 4 + s] - runs[s] for s in range(4)]) for r in range(2)):
+            return True
+    return False
+
+
+def _ace_complete(counts: tuple[int, ...]) -> bool:
+    """Whether the aces (4 counts) split into sets and secrets."""
+    return _rank_splits(tuple(sorted(counts, reverse=True)))
+
+
+def is_complete(counts: Sequence[int]) -> bool:
+    """Whether a multiset of cards (28 counts) splits entirely into combinations."""
+    return (
+        _ace_complete(tuple(counts[0:4]))
+        and _middle_complete(tuple(counts[4:16]))
+        and _high_complete(tuple(counts[16:28]))
+    )
+
+
+_GROUPS = ((0, 4, _ace_complete), (4, 16, _middle_complete), (16, 28, _high_complete))
+
+
+def completing_cards(counts: Sequence[int]) -> list[int]:
+    """The card types (ascending) that would make this multiset complete if added to it.
+
+    Adding a card changes only its own group, so the other groups must already be complete.
+    """
+    keys = [tuple(counts[lo:hi]) for lo, hi, _ in _GROUPS]
+    complete = [check(key) for key, (_, _, check) in zip(keys, _GROUPS)]
+    if complete.count(False) > 1:
+        return []
+    found = []
+    for index, (lo, hi, check) in enumerate(_GROUPS):
+        if not all(complete[i] for i in range(3) if i != index):
+            continue
+        key = list(keys[index])
+        for offset in range(hi - lo):
+            if counts[lo + offset] >= COPIES:
+                continue
+            key[offset] += 1
+            if check(tuple(key)):
+                found.append(lo + offset)
+            key[offset] -= 1
+    return found
+
+
+def is_special(counts: Sequence[int]) -> bool:
+    """Whether a complete 16-card multiset is the special hand: no king, or one king in a J-H-K sequence."""
+    kings = [t for t in KINGS if counts[t]]
+    total_kings = sum(counts[t] for t in KINGS)
+    if total_kings == 0:
+        return True
+    if total_kings > 1:
+        return False
+    suit = suit_of(kings[0])
+    jack, horse = 4 * 4 + suit, 5 * 4 + suit
+    if not (counts[jack] and counts[horse]):
+        return False
+    rest = list(counts[16:28])
+    rest[suit] -= 1
+    rest[4 + suit] -= 1
+    rest[8 + suit] -= 1
+    return _high_complete(tuple(rest)) and _ace_complete(tuple(counts[0:4])) and _middle_complete(
+        tuple(counts[4:16])
+    )
+
+
+def goes_with_two(card_type: int, pool: Sequence[int]) -> bool:
+    """Payment condition test: an ace with aces of two other suits; any other card with the rest
+    of its 3-4-5 or J-H-K sequence in its suit, all found in `pool` (28 counts)."""
+    rank, suit = rank_of(card_type), suit_of(card_type)
+    if rank == ACE:
+        return sum(1 for s in range(4) if s != suit and pool[s]) >= 2
+    first = 1 if rank <= 3 else 4
+    return all(pool[r * 4 + suit] for r in range(first, first + 3) if r != rank)
+
+
+# ---------------------------------------------------------------- wire helpers
+
+
+def card_names(counts: Sequence[int]) -> list[str]:
+    """Wire forms of a multiset given as 28 counts, in canonical (type) order."""
+    return [NAME[t] for t in range(TYPES) for _ in range(counts[t])]
+
+
+def counts_of(types: Sequence[int]) -> list[int]:
+    """The 28-entry count list of a sequence of card types."""
+    counts = [0] * TYPES
+    for t in types:
+        counts[t] += 1
+    return counts
+
+
+def parse_card(name: Any) -> int:
+    """The card type of a wire string such as "Kb"; ValueError for anything else."""
+    try:
+        return _BY_NAME[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"not a Cuajo card: {name!r}") from None
+
+
+# ---------------------------------------------------------------- the game
+
+
+class CuajoState(GameState):
+    """One hand of Cuajo in progress: hands as count lists, stock and discard pile as type lists."""
+
+    players = 4
+
+    def __init__(self, rng: random.Random, dealer: int, order: list[int]):
+        self.rng = rng
+        self.dealer = dealer
+        self.hands = [[0] * TYPES for _ in range(4)]
+        for position in range(4):
+            seat = (dealer + 1 + position) % 4
+            for t in order[position * HAND_SIZE:(position + 1) * HAND_SIZE]:
+                self.hands[seat][t] += 1
+        self.hands[dealer][order[4 * HAND_SIZE]] += 1
+        self.sowee = order[4 * HAND_SIZE + 1]
+        self.stock = order[:4 * HAND_SIZE + 1:-1]  # top card last, so drawing is pop()
+        self.pile: list[int] = []
+        self.secrets: list[list[int]] = [[] for _ in range(4)]  # card type of each four-card secret
+        self.fourth: list[int | None] = [None] * 4  # the chosen card of a sowee secret
+        self.purro = [False] * 4
+        self.penalty = [0] * 4  # turns left under a broken-purro penalty
+        self.balance = [0, 0]  # net cents per partnership (seat % 2)
+        self.current = dealer
+        self.phase = "discard"  # "draw", "claim", "discard" or "over"
+        self.shown: int | None = None  # a shown stock card awaiting claims
+        self.claimants: list[int] = []
+        self.outcome: dict[str, Any] = {}
+        self.next_dealer = dealer
+        if is_complete(self.hands[dealer]):
+            self._win(dealer, None, "deal")
+
+    # -------------------------------------------------------------- queries
+
+    def free_cards(self, seat: int) -> list[int]:
+        """Counts of the cards of `seat` that must still fit into combinations (hand + sowee 4th)."""
+        fourth = self.fourth[seat]
+        if fourth is None:
+            return self.hands[seat]
+        counts = self.hands[seat][:]
+        counts[fourth] += 1
+        return counts
+
+    def all_cards(self, seat: int) -> list[int]:
+        """Counts of every card of `seat`: hand, sowee 4th, and the cards of laid secrets."""
+        counts = self.free_cards(seat)[:]
+        for t in self.secrets[seat]:
+            counts[t] += COPIES
+        if self.fourth[seat] is not None:
+            counts[self.sowee] += 3
+        return counts
+
+    def can_win_with(self, seat: int, card_type: int) -> bool:
+        """Whether `seat` (not under penalty) would hold a complete hand after adding `card_type`."""
+        if self.penalty[seat]:
+            return False
+        counts = self.free_cards(seat)[:]
+        counts[card_type] += 1
+        return is_complete(counts)
+
+    def to_move(self) -> int | None:
+        if self.phase == "over":
+            return None
+        return self.claimants[0] if self.phase == "claim" else self.current
+
+    def is_over(self) -> bool:
+        return self.phase == "over"
+
+    def legal_actions(self) -> list[Action]:
+        if self.phase == "draw":
+            actions: list[Action] = [{"type": "draw"}]
+            if self.pile:
+                actions.append({"type": "take"})
+            return actions
+        if self.phase == "claim":
+            return [{"type": "claim"}, {"type": "pass"}]
+        if self.phase == "discard":
+            return self._discard_phase_actions()
+        return []
+
+    def _discard_phase_actions(self) -> list[Action]:
+        """Secrets that leave a card to discard, then every discardable card type."""
+        hand = self.hands[self.current]
+        size = sum(hand)
+        actions: list[Action] = [
+            {"type": "secret", "card": NAME[t]} for t in range(TYPES) if hand[t] >= COPIES and size > COPIES
+        ]
+        if self.fourth[self.current] is None and hand[self.sowee] >= 3 and size > COPIES:
+            actions += [
+                {"type": "sowee_secret", "card": NAME[t]}
+                for t in range(TYPES)
+                if hand[t] and t != self.sowee
+            ]
+        discardable = [t for t in range(TYPES) if hand[t] and rank_of(t) != KING]
+        if not discardable:  # only kings left: possible only under penalty (engine choice)
+            discardable = [t for t in KINGS if hand[t]]
+        actions += [{"type": "discard", "card": NAME[t]} for t in discardable]
+        return actions
+
+    # -------------------------------------------------------------- moves
+
+    def apply(self, action: Action) -> list[Event]:
+        kind = action["type"]
+        seat = self.to_move()
+        events: list[Event] = []
+        if kind == "draw":
+            self._draw(seat, events)
+        elif kind == "take":
+            card_type = self.pile.pop()
+            events.append({"type": "take", "seat": seat, "card": NAME[card_type]})
+            self.hands[seat][card_type] += 1
+            if self._complete_now(seat):
+                self._win(seat, card_type, "discard", events)
+            else:
+                self.phase = "discard"
+        elif kind == "claim":
+            card_type = self.shown
+            events.append({"type": "claim", "seat": seat, "card": NAME[card_type]})
+            self.shown = None
+            self.hands[seat][card_type] += 1
+            self._win(seat, card_type, "claim", events)
+        elif kind == "pass":
+            events.append({"type": "pass", "seat": seat})
+            self.claimants.pop(0)
+            if not self.claimants:
+                self.hands[self.current][self.shown] += 1
+                self.shown = None
+                self.phase = "discard"
+        elif kind == "secret":
+            card_type = parse_card(action["card"])
+            self.hands[seat][card_type] -= COPIES
+            self.secrets[seat].append(card_type)
+            self._pay_secret(seat, "four", events)
+        elif kind == "sowee_secret":
+            card_type = parse_card(action["card"])
+            self.hands[seat][self.sowee] -= 3
+            self.hands[seat][card_type] -= 1
+            self.fourth[seat] = card_type
+            self._pay_secret(seat, "sowee", events)
+        elif kind == "discard":
+            self._discard(seat, parse_card(action["card"]), events)
+        else:
+            raise ValueError(f"unknown Cuajo action type {kind!r}")
+        return events
+
+    def _complete_now(self, seat: int) -> bool:
+        """Whether `seat` holds a complete hand now and is allowed to win with it."""
+        return not self.penalty[seat] and is_complete(self.free_cards(seat))
+
+    def _draw(self, seat: int, events: list[Event]) -> None:
+        """Draw from the stock; show it if anyone else is purro or the drawer is under penalty."""
+        card_type = self.stock.pop()
+        shown = self.penalty[seat] > 0 or any(self.purro[o] for o in range(4) if o != seat)
+        event: Event = {"type": "draw", "seat": seat}
+        if shown:
+            event["card"] = NAME[card_type]
+        events.append(event)
+        if self.can_win_with(seat, card_type):
+            self.hands[seat][card_type] += 1
+            self._win(seat, card_type, "stock", events)
+            return
+        if shown:
+            self.claimants = [
+                o
+                for o in ((seat + k) % 4 for k in range(1, 4))
+                if self.purro[o] and self.can_win_with(o, card_type)
+            ]
+            if self.claimants:
+                self.shown = card_type
+                self.phase = "claim"
+                return
+        self.hands[seat][card_type] += 1
+        self.phase = "discard"
+
+    def _pay_secret(self, seat: int, kind: str, events: list[Event]) -> None:
+        """Each opponent pays the layer of a secret at once."""
+        team = seat % 2
+        self.balance[team] += 2 * SECRET_PAYMENT
+        self.balance[1 - team] -= 2 * SECRET_PAYMENT
+        events.append({"type": "secret", "seat": seat, "kind": kind, "payment": SECRET_PAYMENT})
+
+    def _discard(self, seat: int, card_type: int, events: list[Event]) -> None:
+        """Discard, update purro (or run down a penalty), and pass the turn to the right."""
+        self.hands[seat][card_type] -= 1
+        self.pile.append(card_type)
+        events.append({"type": "discard", "seat": seat, "card": NAME[card_type]})
+        if self.penalty[seat]:
+            self.penalty[seat] -= 1
+        else:
+            now_purro = bool(completing_cards(self.free_cards(seat)))
+            if self.purro[seat] and not now_purro:
+                self.penalty[seat] = PENALTY_TURNS
+                events.append({"type": "purro", "seat": seat, "purro": False, "broken": True})
+            elif now_purro != self.purro[seat]:
+                events.append({"type": "purro", "seat": seat, "purro": now_purro, "broken": False})
+            self.purro[seat] = now_purro
+        self._start_turn((seat + 1) % 4, events)
+
+    def _start_turn(self, seat: int, events: list[Event]) -> None:
+        """Begin `seat`'s turn; with an empty stock, take the discard if it wins, else the hand is drawn."""
+        self.current = seat
+        if self.stock:
+            self.phase = "draw"
+            return
+        top = self.pile[-1]
+        if self.can_win_with(seat, top):
+            self.pile.pop()
+            events.append({"type": "take", "seat": seat, "card": NAME[top]})
+            self.hands[seat][top] += 1
+            self._win(seat, top, "discard", events)
+            return
+        self.phase = "over"
+        self.outcome = {"drawn": True}
+        events.append({"type": "drawn"})
+
+    def _win(self, seat: int, card_type: int | None, source: str, events: list[Event] | None = None) -> None:
+        """End the hand with `seat` winning by `card_type` from `source`; settle every payment."""
+        cards = self.all_cards(seat)
+        outcome: dict[str, Any] = {
+            "drawn": False,
+            "winner": seat,
+            "card": None if card_type is None else NAME[card_type],
+            "source": source,
+            "special": is_special(cards),
+        }
+        if outcome["special"]:
+            payment = SPECIAL_PAYMENT
+        else:
+            king_money = sum((50 if t == KING_OF_COINS else 20) * cards[t] for t in KINGS)
+            outcome["kings"] = king_money
+            if source in ("stock", "deal"):
+                base = STOCK_PAYMENT
+            else:
+                base = self._taken_base(card_type, cards, outcome)
+            outcome["base"] = base
+            payment = king_money + base
+        outcome["payment"] = payment
+        team = seat % 2
+        self.balance[team] += 2 * payment
+        self.balance[1 - team] -= 2 * payment
+        self.outcome = outcome
+        self.next_dealer = seat
+        self.phase = "over"
+        if events is not None:
+            events.append({"type": "win", "seat": seat, **outcome})
+
+    def _taken_base(self, card_type: int, cards: list[int], outcome: dict[str, Any]) -> int:
+        """Base payment for a taken winning card: the two conditions, helped by up to 15 stock cards."""
+        pool = cards[:]
+        extra: list[int] = []
+
+        def conditions() -> tuple[bool, bool]:
+            return goes_with_two(card_type, pool), bool(pool[self.sowee]) and goes_with_two(self.sowee, pool)
+
+        met = conditions()
+        while met != (True, True) and len(extra) < MAX_EXTRA_CARDS and self.stock:
+            turned = self.stock.pop()
+            extra.append(turned)
+            pool[turned] += 1
+            met = conditions()
+        outcome["conditions"] = list(met)
+        outcome["extra_cards"] = [NAME[t] for t in extra]
+        return TAKEN_PAYMENT[met]
+
+    # -------------------------------------------------------------- what seats see
+
+    def view(self, seat: int) -> dict[str, Any]:
+        own_secrets = [[NAME[t]] * COPIES for t in self.secrets[seat]]
+        if self.fourth[seat] is not None:
+            own_secrets.append([NAME[self.sowee]] * 3 + [NAME[self.fourth[seat]]])
+        return {
+            "seat": seat,
+            "dealer": self.dealer,
+            "turn": self.current,
+            "to_move": self.to_move(),
+            "phase": self.phase,
+            "hand": card_names(self.hands[seat]),
+            "secrets": own_secrets,
+            "secret_counts": [len(self.secrets[s]) + (self.fourth[s] is not None) for s in range(4)],
+            "hand_sizes": [sum(self.hands[s]) for s in range(4)],
+            "sowee": NAME[self.sowee],
+            "discards": [NAME[t] for t in self.pile],
+            "stock": len(self.stock),
+            "shown": None if self.shown is None else NAME[self.shown],
+            "purro": self.purro[:],
+            "penalty": self.penalty[:],
+            "balance": self.balance[:],
+        }
+
+    def hidden_cards(self, seat: int) -> list[str]:
+        """Other seats' hands and secrets (even cards they took face up: the view never repeats
+        them) and the stock; the shown card awaiting claims is on the table, so visible."""
+        hidden = [NAME[t] for t in self.stock]
+        for other in range(4):
+            if other != seat:
+                hidden += card_names(self.all_cards(other))
+        return hidden
+
+    def result(self) -> Result:
+        return Result.from_scores([self.balance[s % 2] for s in range(4)], teams=(0, 1, 0, 1))
+
+    def reveal(self) -> dict[str, Any]:
+        return {
+            "hands": [card_names(self.hands[s]) for s in range(4)],
+            "secrets": [
+                [[NAME[t]] * COPIES for t in self.secrets[s]]
+                + ([] if self.fourth[s] is None else [[NAME[self.sowee]] * 3 + [NAME[self.fourth[s]]]])
+                for s in range(4)
+            ],
+            "sowee": NAME[self.sowee],
+            "stock": [NAME[t] for t in reversed(self.stock)],
+            "outcome": self.outcome,
+            "balance": self.balance[:],
+            "next_dealer": self.next_dealer,
+        }
+
+    def clone(self) -> "CuajoState":
+        twin = object.__new__(CuajoState)
+        twin.__dict__.update(self.__dict__)
+        twin.rng = random.Random()
+        twin.rng.setstate(self.rng.getstate())
+        twin.hands = [hand[:] for hand in self.hands]
+        twin.stock = self.stock[:]
+        twin.pile = self.pile[:]
+        twin.secrets = [laid[:] for laid in self.secrets]
+        twin.fourth = self.fourth[:]
+        twin.purro = self.purro[:]
+        twin.penalty = self.penalty[:]
+        twin.balance = self.balance[:]
+        twin.claimants = self.claimants[:]
+        twin.outcome = dict(self.outcome)
+        return twin
+
+
+class Cuajo(Game):
+    """The Cuajo rules: spec, deck, and seeded (or hand-built) deals."""
+
+    spec = GameSpec(
+        name="cuajo",
+        title="Cuajo",
+        min_players=4,
+        max_players=4,
+        partnerships="fixed",
+        zero_sum=True,
+        rules_version="1",
+        summary="Partnership rummy with a 112-card Spanish deck: secrets, purro, and payments in cents.",
+        options=(
+            Option(
+                "dealer",
+                None,
+                "seat of the dealer (0-3); none draws the dealer at random from the seed",
+                minimum=0,
+                maximum=3,
+            ),
+        ),
+    )
+
+    def deck(self, players: int, options: Mapping[str, Any] | None = None) -> list[str]:
+        self.spec.check_players(players)
+        self.spec.resolve_options(options)
+        return [NAME[t] for t in range(TYPES) for _ in range(COPIES)]
+
+    def new_state(
+        self,
+        players: int,
+        options: Mapping[str, Any] | None = None,
+        seed: int = 0,
+        deck: Sequence[str] | None = None,
+    ) -> CuajoState:
+        self.spec.check_players(players)
+        resolved = self.spec.resolve_options(options)
+        rng = random.Random(seed)
+        dealer = resolved["dealer"] if resolved["dealer"] is not None else rng.randrange(4)
+        if deck is None:
+            order = [t for t in range(TYPES) for _ in range(COPIES)]
+            rng.shuffle(order)
+        else:
+            order = self._parse_deck(deck)
+        return CuajoState(rng, dealer, order)
+
+    def _parse_deck(self, deck: Sequence[str]) -> list[int]:
+        """Card types of a hand-built deck; it must hold exactly the 112 cards (OptionError)."""
+        try:
+            order = [parse_card(name) for name in deck]
+        except ValueError as error:
+            raise OptionError(f"bad deck: {error}") from None
+        counts = Counter(order)
+        if len(order) != TYPES * COPIES or any(counts[t] != COPIES for t in range(TYPES)):
+            wrong = sorted(NAME[t] for t in range(TYPES) if counts[t] != COPIES)
+            raise OptionError(
+                f"bad deck: Cuajo needs 4 copies of each of the 28 cards (112), got {len(order)} cards; "
+                f"wrong counts for {', '.join(wrong)}"
+            )
+        return order
+
+
+GAME = Cuajo()
