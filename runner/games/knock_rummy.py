@@ -391,10 +391,10 @@ def _parse_deck(deck: Sequence[str]) -> list[int]:
         order.append(card)
     if len(order) != 52 or len(set(order)) != 52:
         missing = sorted(set(DECK) - set(order))
-        raise OptionError(
-            f"deck must hold each of the 52 cards once; got {len(order)} cards"
-            + (f", missing {', '.join(NAME[card] for card in missing)}" if missing else ", with repeats")
-        )
+        repeated = sorted({card for card in order if order.count(card) > 1})
+        problems = [f"{label} {', '.join(NAME[card] for card in cards)}"
+                    for label, cards in (("missing", missing), ("repeated", repeated)) if cards]
+        raise OptionError(f"deck must hold each of the 52 cards once; got {len(order)} cards, {'; '.join(problems)}")
     return order
 
 
