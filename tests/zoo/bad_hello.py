@@ -1,0 +1,3 @@
+import zoo
+
+zoo.play(lambda out, message: None, hello_version=99)
