@@ -84,7 +84,16 @@ def test_first_dealer_comes_from_the_seed():
     """runner/games/knock_rummy.md § Deal: the first dealer is chosen at random from the game seed."""
     dealers = {GAME.new_state(4, seed=seed).view(0)["dealer"] for seed in range(40)}
     assert dealers == {0, 1, 2, 3}
-    assert GAME.new_state(4, seed=3).view(0)["dealer"] == GAME.new_state(4, seed=3).view(0)["dealer"]
+
+
+def test_dealer_option_moves_the_deal_but_keeps_the_seeded_deck():
+    """runner/games/knock_rummy.md § Engine choices: `dealer` fixes the dealer; the seed alone orders the deck."""
+    seeded = GAME.new_state(4, seed=3)
+    chosen = (seeded.view(0)["dealer"] + 1) % 4
+    moved = GAME.new_state(4, {"dealer": chosen}, seed=3)
+    assert moved.view(0)["dealer"] == chosen and moved.to_move() == (chosen + 1) % 4
+    assert moved.view(0)["discard_pile"] == seeded.view(0)["discard_pile"]
+    assert moved.view(chosen)["hand"] == seeded.view(seeded.view(0)["dealer"])["hand"]
 
 
 def test_bad_player_counts_options_and_decks_are_refused():

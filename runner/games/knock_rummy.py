@@ -151,8 +151,8 @@ def settle(deadwoods: Sequence[int], knocker: int | None) -> tuple[list[Fraction
         return payments, [knocker]
     least = min(deadwoods)
     tied = [seat for seat in range(players) if deadwoods[seat] == least]
-    knocker_tied = knocker in tied
-    collectors = [seat for seat in tied if seat != knocker] if knocker_tied and len(tied) > 1 else tied
+    # A knocker tied with others collects nothing (rule 3); alone in W it is w (rule 2).
+    collectors = [seat for seat in tied if seat != knocker] if knocker in tied and len(tied) > 1 else tied
     payments = [Fraction(0)] * players
     pool = 0
     for seat in range(players):
@@ -171,7 +171,7 @@ class KnockRummyState(GameState):
     """One round of Knock Rummy in progress; hands are sorted card lists, the stock's top is last."""
 
     __slots__ = (
-        "players", "options", "rng", "dealer", "hands", "known", "stock", "pile", "current", "phase",
+        "players", "rng", "dealer", "hands", "known", "stock", "pile", "current", "phase",
         "taken", "pickups_left", "knocker", "knock_card", "ending", "arrangements", "payments",
         "collectors",
     )
@@ -179,7 +179,6 @@ class KnockRummyState(GameState):
     def __init__(self, players: int, options: dict[str, Any], rng: random.Random, dealer: int,
                  deck: Sequence[int]):
         self.players = players
-        self.options = options
         self.rng = rng
         self.dealer = dealer
         size = 10 if players == 2 else 7
