@@ -358,12 +358,12 @@ class QuitlokState(GameState):
             self.bets[seat] += amount
         face_up = kind in ("blot", "eleven_blot")
         if kind in ("blot", "bet"):
+            before_draw = len(self.events)
             card = self._draw()
             self._give(seat, card, face_up)
-            if face_up:
-                self.events.append({"type": "blot", "seat": seat, "card": CARD_NAME[card]})
-            else:
-                self.events.append({"type": "bet", "seat": seat, "amount": amount})
+            # The card's event goes before a reshuffle that its draw caused.
+            self.events.insert(before_draw, {"type": "blot", "seat": seat, "card": CARD_NAME[card]} if face_up
+                               else {"type": "bet", "seat": seat, "amount": amount})
         else:
             self._call_eleven(seat, amount, face_up)
         total = hand_value(self.hands[seat], True)
@@ -441,8 +441,9 @@ class QuitlokState(GameState):
             self.events.append({"type": "stand", "seat": self.banker})
             self._settle()
             return
+        before_draw = len(self.events)
         self._give(self.banker, self._draw(), False)
-        self.events.append({"type": "draw", "seat": self.banker})
+        self.events.insert(before_draw, {"type": "draw", "seat": self.banker})
         if hand_value(self.hands[self.banker], False) > TWENTY_ONE:
             self._settle()
 
@@ -477,8 +478,9 @@ class QuitlokState(GameState):
         if self.bank == 0:
             self._end_bank("bank_empty")
         elif self.turn_index < len(self.turn_order):
+            before_draw = len(self.events)
             self._give(banker, self._draw(), False)
-            self.events.append({"type": "banker_fresh_card", "seat": banker})
+            self.events.insert(before_draw, {"type": "banker_fresh_card", "seat": banker})
             self._continue_after_banker_card()
         else:
             self._finish_hand()
