@@ -234,6 +234,8 @@ class CuajoState(GameState):
         self.phase = "discard"  # "draw", "claim", "discard" or "over"
         self.shown: int | None = None  # a shown stock card awaiting claims
         self.claimants: list[int] = []
+        self.turn_card: int | None = None  # the card this turn began with, and where it came from
+        self.turn_source = "deal"
         self.outcome: dict[str, Any] = {}
         self.next_dealer = dealer
         if is_complete(self.hands[dealer]):
@@ -318,6 +320,7 @@ class CuajoState(GameState):
             card_type = self.pile.pop()
             events.append({"type": "take", "seat": seat, "card": NAME[card_type]})
             self.hands[seat][card_type] += 1
+            self.turn_card, self.turn_source = card_type, "discard"
             if self._complete_now(seat):
                 self._win(seat, card_type, "discard", events)
             else:
@@ -346,6 +349,8 @@ class CuajoState(GameState):
             self.hands[seat][card_type] -= 1
             self.fourth[seat] = card_type
             self._pay_secret(seat, "sowee", events)
+            if self._complete_now(seat):  # the three sowee cards now form a combination
+                self._win(seat, self.turn_card, self.turn_source, events)
         elif kind == "discard":
             self._discard(seat, parse_card(action["card"]), events)
         else:
@@ -360,6 +365,7 @@ class CuajoState(GameState):
         """Draw from the stock; show it if anyone else is purro or the drawer is under penalty."""
         card_type = self.stock.pop()
         shown = self.penalty[seat] > 0 or any(self.purro[o] for o in range(4) if o != seat)
+        self.turn_card, self.turn_source = card_type, "stock"
         event: Event = {"type": "draw", "seat": seat}
         if shown:
             event["card"] = NAME[card_type]
