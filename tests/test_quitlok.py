@@ -246,6 +246,26 @@ def test_keeping_the_bank_goes_on_with_the_hand():
     assert state.view(0)["hands"][0] == ["Q4"]
 
 
+def test_retiring_on_a_7_as_the_fresh_card_after_a_mid_hand_settlement():
+    """runner/games/quitlok.md § Retiring and § Engine choices (Retirement): the fresh card counts as a card received."""
+    hands_1_to_3 = (1, 1, 2, 3, 3,  4, 4, 5, 5, 6,  6, 8, 8, 9, 9)
+    hand_4 = (10, 10, 11, 11, 12)  # seat 4 first, the banker last
+    state = new_session(*hands_1_to_3, *hand_4, 2, 7)
+    play(state, fund(10))
+    for _hand in range(3):
+        all_stay(state)
+    assert state.to_move() == 4
+    play(state, bet(10), "stay")
+    events = play(state, "stand")
+    assert [(e["total"], e["outcome"]) for e in events_of(events, "settle")] == [(12, "lose")]
+    assert state.view(0)["hands"][0] == ["Q7"] and state.view(0)["bank"] == 20
+    assert state.to_move() == 0 and state.legal_actions() == [{"type": "retire"}, {"type": "keep"}]
+    events = play(state, "retire")
+    assert events_of(events, "bank_ends") == [{"type": "bank_ends", "seat": 0, "reason": "retired", "returned": 20}]
+    view = state.view(0)
+    assert view["stacks"] == [110, 100, 100, 100, 90] and view["phase"] == "fund" and view["hand_number"] == 0
+
+
 def test_bank_passes_after_max_hands_per_bank():
     """runner/games/quitlok.md § Retiring: house rule max_hands_per_bank retires the banker with the bank."""
     state = new_session(max_hands_per_bank=2)

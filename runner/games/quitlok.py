@@ -272,6 +272,9 @@ class QuitlokState(GameState):
             if self.stacks[seat] >= self.options["min_bank"]:
                 self.banker = seat
                 self.phase = FUND
+                self.hand_number = 0
+                self.turn_order = []
+                self.status = [WAITING] * self.players
                 self.events.append({"type": "new_banker", "seat": seat})
                 return
             self.events.append({"type": "banker_skipped", "seat": seat, "stack": self.stacks[seat]})
@@ -283,7 +286,6 @@ class QuitlokState(GameState):
     def _fund(self, amount: int) -> None:
         self.stacks[self.banker] -= amount
         self.bank = amount
-        self.hand_number = 0
         self.events.append({"type": "fund", "seat": self.banker, "amount": amount})
         self._start_hand()
 
