@@ -479,10 +479,14 @@ class CuajoState(GameState):
 
     # -------------------------------------------------------------- what seats see
 
-    def view(self, seat: int) -> dict[str, Any]:
-        own_secrets = [[NAME[t]] * COPIES for t in self.secrets[seat]]
+    def secret_cards(self, seat: int) -> list[list[str]]:
+        """The laid secrets of `seat` as wire cards; a sowee secret is its three sowee cards, then the fourth."""
+        laid = [[NAME[t]] * COPIES for t in self.secrets[seat]]
         if self.fourth[seat] is not None:
-            own_secrets.append([NAME[self.sowee]] * 3 + [NAME[self.fourth[seat]]])
+            laid.append([NAME[self.sowee]] * 3 + [NAME[self.fourth[seat]]])
+        return laid
+
+    def view(self, seat: int) -> dict[str, Any]:
         return {
             "seat": seat,
             "dealer": self.dealer,
@@ -490,7 +494,7 @@ class CuajoState(GameState):
             "to_move": self.to_move(),
             "phase": self.phase,
             "hand": card_names(self.hands[seat]),
-            "secrets": own_secrets,
+            "secrets": self.secret_cards(seat),
             "secret_counts": [len(self.secrets[s]) + (self.fourth[s] is not None) for s in range(4)],
             "hand_sizes": [sum(self.hands[s]) for s in range(4)],
             "sowee": NAME[self.sowee],
@@ -517,11 +521,7 @@ class CuajoState(GameState):
     def reveal(self) -> dict[str, Any]:
         return {
             "hands": [card_names(self.hands[s]) for s in range(4)],
-            "secrets": [
-                [[NAME[t]] * COPIES for t in self.secrets[s]]
-                + ([] if self.fourth[s] is None else [[NAME[self.sowee]] * 3 + [NAME[self.fourth[s]]]])
-                for s in range(4)
-            ],
+            "secrets": [self.secret_cards(s) for s in range(4)],
             "sowee": NAME[self.sowee],
             "stock": [NAME[t] for t in reversed(self.stock)],
             "outcome": self.outcome,
