@@ -94,16 +94,6 @@ def _partitionable(pool: int, value: int) -> tuple[int, ...]:
     return tuple(sorted(seen))
 
 
-def _realisations(code: int, loose_by_value: list[list[int]]) -> list[tuple[int, ...]]:
-    """Every concrete set of loose cards (ascending) with the values of multiset `code`."""
-    per_value = [
-        combinations(loose_by_value[value], _count(code, value))
-        for value in range(1, HIGHEST_NUMBER + 1)
-        if _count(code, value)
-    ]
-    return [tuple(chain.from_iterable(parts)) for parts in product(*per_value)]
-
-
 class Build:
     """A build on the table: cards captured together only by a card of `value`."""
 
@@ -286,7 +276,10 @@ class CasinoState(GameState):
         return self.turn is None
 
     def legal_actions(self) -> list[Action]:
-        """Every legal move of the seat to move; computed once per position (see casino.md)."""
+        """Every legal move of the seat to move; computed once per position (see casino.md).
+
+        The entries (and their lists) are shared with the memo: callers must not mutate them.
+        """
         if self.turn is None:
             return []
         if self._legal is None:
@@ -425,12 +418,13 @@ class MoveGenerator:
         self.held = [0] * 14
         for c in self.hand:
             self.held[RANK[c]] += 1
-        self.loose_by_value: list[list[int]] = [[] for _ in range(HIGHEST_NUMBER + 1)]
+        self.loose_names: list[list[str]] = [[] for _ in range(HIGHEST_NUMBER + 1)]
         self.loose_faces: list[int] = []
         self.pool = 0
+        self.choices_memo: dict[int, list[list[str]]] = {}
         for c in state.loose:
             if RANK[c] <= HIGHEST_NUMBER:
-                self.loose_by_value[RANK[c]].append(c)
+                self.loose_names[RANK[c]].append(NAME[c])
                 self.pool += _unit(RANK[c])
             else:
                 self.loose_faces.append(c)
@@ -459,7 +453,15 @@ class MoveGenerator:
         return all(self.held[b.value] for b in self.owned if b is not except_build)
 
     def _choices(self, code: int) -> list[list[str]]:
-        return [[NAME[c] for c in chosen] for chosen in _realisations(code, self.loose_by_value)]
+        """Every concrete set of loose cards (wire names, deck order) with the values of multiset `code`."""
+        if code not in self.choices_memo:
+            per_value = [
+                combinations(self.loose_names[value], _count(code, value))
+                for value in range(1, HIGHEST_NUMBER + 1)
+                if _count(code, value)
+            ]
+            self.choices_memo[code] = [list(chain.from_iterable(parts)) for parts in product(*per_value)]
+        return self.choices_memo[code]
 
     def _face_captures(self, card: int, name: str) -> None:
         if not self._keeps_owned():
