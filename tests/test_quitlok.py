@@ -87,6 +87,12 @@ def test_twelve_counts_as_nine_when_twelve_would_bust():
     assert hand_value([12, 12, 12], True) == 27
 
 
+def test_nine_cards_are_always_over_21():
+    """runner/games/quitlok.md § Engine choices (Bound): the nine smallest cards already bust, so a turn is short."""
+    nine_smallest = sorted(FULL_DECK)[:9]
+    assert nine_smallest == [1, 1, 2, 2, 3, 3, 4, 4, 5] and hand_value(nine_smallest, True) == 25
+
+
 # ----- a player's turn -----------------------------------------------------------------------
 
 
@@ -384,7 +390,7 @@ def option_sets(draw):
 
 def decision_bound(players: int, max_hands: int) -> int:
     """runner/games/quitlok.md § Engine choices (Bound): the most decisions a session can take."""
-    return players * (1 + max_hands * (45 * players - 44))
+    return players * (1 + max_hands * (20 * players - 19))
 
 
 def concrete_instances(entry: dict) -> list[dict]:
