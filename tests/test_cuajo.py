@@ -143,6 +143,16 @@ def test_special_hand_needs_the_one_king_in_a_sequence():
     assert not is_special(counts(rest + "Jo Ho Ko Kc 3c 4c 5c Jc Je Jb"))
 
 
+def test_special_hand_counts_kings_in_laid_secrets():
+    """runner/games/cuajo.md § Payments: kings in laid secrets count among the 16 cards, and the
+    sowee cards of a sowee secret (here three jacks of coins) never block the one king's sequence."""
+    free = counts("Ao Ac Ae 3o 4o 5o 3c 4c 5c Jc Hc Kc Ab")  # plus a laid sowee secret Jo Jo Jo
+    assert is_special(free, laid_kings=0)
+    assert not is_special(free, laid_kings=4)
+    assert not is_special(counts("Ao Ac Ae 3o 4o 5o 3c 4c 5c Jc Je Jb"), laid_kings=4)
+    assert is_special(counts("Ao Ac Ae 3o 4o 5o 3c 4c 5c Jc Je Jb"), laid_kings=0)
+
+
 def test_one_card_away():
     """runner/games/cuajo.md § Purro: the cards that would complete a 15-card hand."""
     assert [NAME[t] for t in completing_cards(counts(ONE_AWAY_3E))] == ["3e"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from functools import cache
-from itertools import product
+from itertools import combinations, product
 from typing import Any, Mapping, Sequence
 
 from runner.games.base import Action, Event, Game, GameSpec, GameState, Option, OptionError, Result
@@ -61,7 +61,7 @@ def _rank_splits(suit_counts: tuple[int, ...]) -> bool:
         counts[0] += COPIES
     others = [s for s in range(1, 4) if counts[s] > 0]
     for size in (2, 3):  # ...or a set with two or three other suits
-        for chosen in _subsets(tuple(others), size):
+        for chosen in combinations(others, size):
             rest = counts[:]
             rest[0] -= 1
             for s in chosen:
@@ -69,16 +69,6 @@ def _rank_splits(suit_counts: tuple[int, ...]) -> bool:
             if _rank_splits(tuple(sorted(rest, reverse=True))):
                 return True
     return False
-
-
-def _subsets(items: tuple[int, ...], size: int) -> list[tuple[int, ...]]:
-    """All subsets of `items` of the given size (at most three items, so this stays tiny)."""
-    if size == 0:
-        return [()]
-    if len(items) < size:
-        return []
-    head, tail = items[0], items[1:]
-    return [(head, *rest) for rest in _subsets(tail, size - 1)] + _subsets(tail, size)
 
 
 def rank_splits(suit_counts: Sequence[int]) -> bool:
@@ -150,25 +140,23 @@ def completing_cards(counts: Sequence[int]) -> list[int]:
     return found
 
 
-def is_special(counts: Sequence[int]) -> bool:
-    """Whether a complete 16-card multiset is the special hand: no king, or one king in a J-H-K sequence."""
-    kings = [t for t in KINGS if counts[t]]
-    total_kings = sum(counts[t] for t in KINGS)
-    if total_kings == 0:
-        return True
-    if total_kings > 1:
+def is_special(free: Sequence[int], laid_kings: int = 0) -> bool:
+    """Whether a winning hand is the special one: no king, or one king in a J-H-K sequence.
+
+    `free` are the complete free cards (hand and a sowee secret's fourth); `laid_kings` counts the
+    kings in laid secrets, which can never be in a sequence.
+    """
+    free_kings = [t for t in KINGS for _ in range(free[t])]
+    total_kings = len(free_kings) + laid_kings
+    if total_kings != 1 or not free_kings:
+        return total_kings == 0
+    suit = suit_of(free_kings[0])
+    high = list(free[16:28])
+    if not (high[suit] and high[4 + suit]):
         return False
-    suit = suit_of(kings[0])
-    jack, horse = 4 * 4 + suit, 5 * 4 + suit
-    if not (counts[jack] and counts[horse]):
-        return False
-    rest = list(counts[16:28])
-    rest[suit] -= 1
-    rest[4 + suit] -= 1
-    rest[8 + suit] -= 1
-    return _high_complete(tuple(rest)) and _ace_complete(tuple(counts[0:4])) and _middle_complete(
-        tuple(counts[4:16])
-    )
+    for offset in (0, 4, 8):  # take out the J-H-K of the king's suit; the rest must still split
+        high[offset + suit] -= 1
+    return _high_complete(tuple(high))
 
 
 def goes_with_two(card_type: int, pool: Sequence[int]) -> bool:
@@ -430,13 +418,14 @@ class CuajoState(GameState):
 
     def _win(self, seat: int, card_type: int | None, source: str, events: list[Event] | None = None) -> None:
         """End the hand with `seat` winning by `card_type` from `source`; settle every payment."""
-        cards = self.all_cards(seat)
+        cards, free = self.all_cards(seat), self.free_cards(seat)
+        laid_kings = sum(cards[t] - free[t] for t in KINGS)
         outcome: dict[str, Any] = {
             "drawn": False,
             "winner": seat,
             "card": None if card_type is None else NAME[card_type],
             "source": source,
-            "special": is_special(cards),
+            "special": is_special(free, laid_kings),
         }
         if outcome["special"]:
             payment = SPECIAL_PAYMENT
