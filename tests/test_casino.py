@@ -243,19 +243,19 @@ def test_capture_clearing_the_table_is_a_sweep():
     assert events[0]["sweep"] is True and state.view(mover)["players"][mover]["sweeps"] == 1
 
 
-def last_trick(*, scores, options=None):
+def last_trick(*, mover_score=0, other_score=0, options=None):
     """A 2-player round at its last two cards: the mover captures 5H with 5C, the other trails KD on a loose 7S."""
     state = position(["5C"], ["5H", "7S"], options=options)
     mover = state.turn
     state.hands[mover ^ 1] = [parse("KD")]
     state.stock = []
-    state.scores = list(scores)
+    state.scores[mover], state.scores[mover ^ 1] = mover_score, other_score
     return state, mover
 
 
 def test_last_capturer_takes_the_rest_not_as_a_sweep():
     """runner/games/casino.md § End of a round: the last capturer takes what is left; that is no sweep."""
-    state, mover = last_trick(scores=[0, 0], options={"sweeps": True})
+    state, mover = last_trick(options={"sweeps": True})
     state.apply(capture("5C", ["5H"]))
     events = state.apply(trail("KD"))
     assert events[1] == {"type": "remainder", "seat": mover, "cards": ["7S", "KD"]}
@@ -266,8 +266,7 @@ def test_last_capturer_takes_the_rest_not_as_a_sweep():
 
 def test_game_ends_when_one_leader_reaches_the_target():
     """runner/games/casino.md § Scoring per round, Game: the game ends at the end of a round with a single leader at 21+."""
-    state, mover = last_trick(scores=[17, 16])
-    state.scores[mover], state.scores[mover ^ 1] = 17, 16
+    state, mover = last_trick(mover_score=17, other_score=16)
     state.apply(capture("5C", ["5H"]))
     events = state.apply(trail("KD"))
     assert events[-1] == {"type": "game_end", "scores": state._seat_scores(), "rounds": 1}
@@ -277,8 +276,7 @@ def test_game_ends_when_one_leader_reaches_the_target():
 
 def test_tied_leaders_play_another_round():
     """runner/games/casino.md § Scoring per round, Game: leaders tied at or above the target play another round."""
-    state, mover = last_trick(scores=[0, 0])
-    state.scores[mover], state.scores[mover ^ 1] = 17, 21
+    state, mover = last_trick(mover_score=17, other_score=21)
     state.apply(capture("5C", ["5H"]))
     state.apply(trail("KD"))
     assert state._seat_scores()[mover] == 21 and state._seat_scores()[mover ^ 1] == 21
@@ -287,7 +285,7 @@ def test_tied_leaders_play_another_round():
 
 def test_safety_stop_ends_the_game():
     """runner/games/casino.md § Scoring per round: the safety stop (max_rounds) ends the game whatever the scores."""
-    state, mover = last_trick(scores=[0, 0], options={"max_rounds": 1})
+    state, mover = last_trick(options={"max_rounds": 1})
     state.apply(capture("5C", ["5H"]))
     state.apply(trail("KD"))
     assert state.is_over() and state.result().scores[mover] == 4
@@ -445,3 +443,23 @@ def test_round_points_and_replay(seed, case):
     replay = GAME.new_state(players, options, seed)
     replayed = [e for action in record for e in replay.checked_apply(action)]
     assert replayed == events and replay.result() == state.result()
+
+
+def test_two_builds_of_one_value_are_taken_together_or_apart():
+    """runner/games/casino.md § Engine choices: two builds of one value may stand; a card of it takes either or both."""
+    state = position(["8C"], [], [(8, ["5S", "3S"], "other"), (8, ["6H", "2H"], "other")])
+    assert_legal(state, [capture("8C", builds=[1]), capture("8C", builds=[2]), capture("8C", builds=[1, 2]),
+                         trail("8C")])
+
+
+def test_view_shows_the_documented_fields():
+    """runner/games/casino.md § Views on the wire: own hand, table with builds, per-seat counts, stock and "last"."""
+    state = position(["3C", "8D"], ["5H"])
+    mover = state.turn
+    state.apply(build("3C", 8, ["5H"]))
+    view = state.view(mover)
+    assert view["hand"] == ["8D"] and view["to_move"] == mover ^ 1 and view["stock"] == 40 and view["last"] is False
+    assert view["players"][mover] == {"hand_size": 1, "captured": 0, "spades": 0, "sweeps": 0, "score": 0}
+    assert view["teams"] is None and view["last_capturer"] is None and view["target"] == 21
+    assert set(view) == {"seat", "round", "dealer", "to_move", "hand", "table", "players", "teams", "stock", "last",
+                         "last_capturer", "target"}

@@ -352,7 +352,7 @@ class CasinoState(GameState):
             "table": {"loose": [NAME[c] for c in self.loose], "builds": [b.to_wire() for b in self.builds]},
             "players": [
                 {
-                    "hand": len(self.hands[other]),
+                    "hand_size": len(self.hands[other]),
                     "captured": len(self.piles[self.side_of[other]]),
                     "spades": self.spades[self.side_of[other]],
                     "sweeps": self.sweeps[self.side_of[other]],
