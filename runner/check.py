@@ -1,0 +1,468 @@
+"""`cardarena check`: try one bot against the sample random bot before it enters a tournament.
+
+The bot plays every game it declares at every legal player count and partnership option, in
+every seat. Each fault is reported with the evidence (the message sent, decoded or as hex), the
+part of PROTOCOL.md it breaks, and a seeded `cardarena play` line that replays the game. The
+handshake, the clean exit after shutdown and the decision times are checked too. The logic here
+is free of click so that tests and other tools can call `check_bot` directly; the command that
+wraps it is at the bottom.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import statistics
+import sys
+import time
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from itertools import groupby
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import click
+
+from runner.games import get_game
+from runner.games.base import Game, OptionError
+from runner.manifest import Entrant, ManifestError, entrant_from_command, load_manifest
+from runner.referee.faults import MAX_EVIDENCE, BotFault, Fault
+from runner.referee.match import Match
+from runner.referee.process import BotProcess, BotSpec, Limits
+
+#: the opponent in every check: the sample random bot, run by path so it works from any directory
+RANDOM_BOT = Path(__file__).resolve().parent.parent / "sample_bots" / "random" / "bot.py"
+
+
+@dataclass(frozen=True)
+class Seating:
+    """One table to test at: a game, its player count, its non-default options, and the bot's seat."""
+
+    game: str
+    players: int
+    options: dict[str, Any]
+    seat: int
+
+    def describe(self) -> str:
+        """`seat 1 of 4, partnerships=true` for reports."""
+        extra = "".join(f", {key}={option_text(value)}" for key, value in self.options.items())
+        return f"seat {self.seat} of {self.players}{extra}"
+
+
+@dataclass
+class Finding:
+    """A fault of the checked bot (or of an opponent) and the command that replays its game."""
+
+    fault: Fault
+    seating: Seating | None
+    seed: int | None
+    reproduce: str | None
+    opponent: bool = False
+
+    def sent(self) -> str:
+        """What the bot sent: the decoded message where it decoded, else the raw bytes as hex."""
+        if self.fault.message is not None:
+            return repr(self.fault.message)
+        if self.fault.data:
+            shown = self.fault.data[:MAX_EVIDENCE].hex(" ")
+            more = f" ... ({len(self.fault.data)} bytes in all)" if len(self.fault.data) > MAX_EVIDENCE else ""
+            return f"hex {shown}{more}"
+        return "nothing"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for --json."""
+        fault = self.fault
+        return {
+            "kind": fault.kind, "bot": fault.bot, "opponent": self.opponent, "game": fault.game,
+            "game_id": fault.game_id, "seed": self.seed, "seat": fault.seat,
+            "players": None if self.seating is None else self.seating.players,
+            "options": None if self.seating is None else self.seating.options,
+            "decision": fault.decision, "detail": fault.detail, "rule": fault.rule,
+            "message": plain(fault.message), "data_hex": fault.data[:MAX_EVIDENCE].hex(),
+            "data_length": len(fault.data), "stderr_tail": fault.stderr_tail, "reproduce": self.reproduce,
+        }
+
+
+@dataclass
+class GameCheck:
+    """The outcome of one game's checks: the games played, the faults, and the decision times."""
+
+    game: str
+    seatings: list[Seating] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    decision_times: list[float] = field(default_factory=list)
+    duration: float = 0.0
+    skipped: str | None = None  # why no game was played (the handshake failed)
+
+    @property
+    def failures(self) -> list[Finding]:
+        """Faults of the checked bot: each one fails the check."""
+        return [finding for finding in self.findings if not finding.opponent]
+
+    def timing(self, limit: float) -> dict[str, Any] | None:
+        """Median and worst decision time against the limit, or None when the bot made no decision."""
+        if not self.decision_times:
+            return None
+        worst = max(self.decision_times)
+        return {"decisions": len(self.decision_times), "median": statistics.median(self.decision_times),
+                "worst": worst, "limit": limit, "slow": worst > limit / 2}
+
+    def coverage(self) -> str:
+        """How many games at how many player counts and seats, for the one-line summary."""
+        counts = sorted({seating.players for seating in self.seatings})
+        players = str(counts[0]) if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
+        seats = {(s.players, tuple(s.options.items()), s.seat) for s in self.seatings}
+        return f"{len(self.seatings)} game(s), {players} players, {len(seats)} distinct seatings"
+
+
+@dataclass
+class CheckReport:
+    """Everything `check` found about one bot."""
+
+    bot: str
+    command: tuple[str, ...]
+    cwd: str | None
+    limits: Limits
+    hello: dict[str, Any] | None = None
+    handshake_seconds: float | None = None
+    lifecycle: list[Finding] = field(default_factory=list)
+    games: list[GameCheck] = field(default_factory=list)
+
+    @property
+    def failures(self) -> list[Finding]:
+        """Every fault of the checked bot, lifecycle first."""
+        return self.lifecycle + [finding for game in self.games for finding in game.failures]
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+    def warnings(self) -> list[str]:
+        """Things worth fixing that do not fail the check: slow decisions, opponents' faults."""
+        lines = []
+        for game in self.games:
+            timing = game.timing(self.limits.decision_timeout)
+            if timing is not None and timing["slow"]:
+                lines.append(f"{game.game}: worst decision time {milliseconds(timing['worst'])} is over half "
+                             f"the {milliseconds(timing['limit'])} limit")
+            lines.extend(f"{game.game}: opponent fault, not the checked bot's (machine overloaded?): "
+                         f"{finding.fault.summary()}" for finding in game.findings if finding.opponent)
+        return lines
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for --json."""
+        return {
+            "bot": self.bot, "command": list(self.command), "cwd": self.cwd, "passed": self.passed,
+            "decision_timeout": self.limits.decision_timeout, "hello": plain(self.hello),
+            "handshake_seconds": self.handshake_seconds,
+            "lifecycle_faults": [finding.to_dict() for finding in self.lifecycle],
+            "games": [{
+                "game": game.game, "passed": not game.failures and game.skipped is None, "skipped": game.skipped,
+                "games_played": len(game.seatings) if game.skipped is None else 0,
+                "seatings": [{"players": s.players, "options": s.options, "seat": s.seat} for s in game.seatings],
+                "timing": game.timing(self.limits.decision_timeout),
+                "faults": [finding.to_dict() for finding in game.findings], "duration": game.duration,
+            } for game in self.games],
+            "warnings": self.warnings(),
+        }
+
+
+def plain(value: Any) -> Any:
+    """A decoded msgpack value as JSON-safe data: bytes become hex, map keys strings."""
+    if isinstance(value, dict):
+        return {str(plain(key)): plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(item) for item in value]
+    if isinstance(value, (bytes, bytearray)):
+        return value.hex()
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return repr(value)
+
+
+def milliseconds(seconds: float) -> str:
+    return f"{seconds * 1000:.1f} ms"
+
+
+def option_text(value: Any) -> str:
+    """An option value as `cardarena play --option` parses it back."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def seatings_of(game: Game) -> list[Seating]:
+    """Every seat at every player count and partnership option the game allows, interleaved so
+    that the first few already differ in table size and seat (a short check still varies both)."""
+    spec = game.spec
+    defaults = spec.resolve_options()
+    tables = []
+    for players in range(spec.min_players, spec.max_players + 1):
+        variants: list[dict[str, Any]] = [{}]
+        if spec.partnerships == "optional":
+            variants.append({"partnerships": not defaults["partnerships"]})
+        for options in variants:
+            try:
+                game.new_state(players, spec.resolve_options(options), 0)
+            except OptionError:
+                continue  # this option does not exist at this player count (Casino's pairs need 4)
+            tables.append((players, options))
+    order = []
+    for round_number in range(max(players for players, _ in tables)):
+        for index, (players, options) in enumerate(tables):
+            if round_number < players:
+                order.append(Seating(spec.name, players, options, (round_number + index) % players))
+    return order
+
+
+def plan(game: Game, count: int | None) -> list[Seating]:
+    """`count` seatings (one full pass over every seating when None), repeating the pass as needed."""
+    every = seatings_of(game)
+    count = len(every) if count is None else count
+    return [every[index % len(every)] for index in range(count)]
+
+
+def opponents(bot_name: str, count: int) -> list[BotSpec]:
+    """`count` seeded random bots named random-1, random-2 ... (opponent-N if the bot took that name)."""
+    prefix = "opponent" if bot_name.startswith("random-") else "random"
+    return [BotSpec(name=f"{prefix}-{number}", command=("python3", str(RANDOM_BOT), "--seed", str(number)))
+            for number in range(1, count + 1)]
+
+
+def reproduce_command(bot: BotSpec, seated: list[BotSpec], seating: Seating, seed: int, limits: Limits) -> str:
+    """The shell line that replays one game exactly: same seed, seating, options and time limit, run
+    where the bot runs (its folder, or the current directory for a NAME=CMD bot)."""
+    words = ["cardarena", "play", seating.game, "--seed", str(seed), "--timeout", f"{limits.decision_timeout:g}"]
+    if limits.handshake_timeout != Limits.handshake_timeout:
+        words += ["--handshake-timeout", f"{limits.handshake_timeout:g}"]
+    for spec in seated:
+        words += ["--bot", f"{spec.name}={shlex.join(spec.command)}"]
+    for key, value in seating.options.items():
+        words += ["--option", f"{key}={option_text(value)}"]
+    return f"cd {shlex.quote(bot.cwd or os.getcwd())} && {shlex.join(words)}"
+
+
+def check_handshake(bot: BotSpec, limits: Limits) -> tuple[dict[str, Any] | None, float | None, list[Finding]]:
+    """Start the bot alone, take its hello, then shut it down: its hello, the handshake time, and faults."""
+    process = BotProcess(bot, limits)
+    started = time.monotonic()
+    try:
+        hello = process.start()
+    except BotFault as error:
+        process.kill()
+        return None, None, [Finding(error.fault, None, None, None)]
+    elapsed = time.monotonic() - started
+    findings = []
+    if not process.stop():
+        findings.append(Finding(Fault(
+            "crash", bot.name,
+            f"did not exit with status 0 within {limits.shutdown_grace} s of shutdown (sent right after hello)",
+            stderr_tail=process.stderr_tail()), None, None, None))
+    return hello, elapsed, findings
+
+
+def check_game(bot: BotSpec, game: Game, games: int | None, limits: Limits, seed: int) -> GameCheck:
+    """Play `games` games of one game (a full pass over its seatings when None) and collect the faults."""
+    outcome = GameCheck(game.spec.name)
+    started = time.monotonic()
+    planned = list(enumerate(plan(game, games)))
+    planned.sort(key=lambda item: item[1].players)  # one match (one set of processes) per table size
+    for players, group in groupby(planned, key=lambda item: item[1].players):
+        bots = [bot] + opponents(bot.name, players - 1)
+        with Match(bots, limits) as match:
+            for index, seating in group:
+                order = [number for number in range(1, players)]
+                order.insert(seating.seat, 0)  # order[seat] = index in `bots` of the bot in that seat
+                seated = [bots[number] for number in order]
+                record = match.play(game, seed + index, seating.options, order)
+                replay = reproduce_command(bot, seated, seating, seed + index, limits)
+                outcome.seatings.append(seating)
+                outcome.decision_times += [seconds for seat, seconds in record.decision_times if seat == seating.seat]
+                outcome.findings += [Finding(fault, seating, seed + index, replay, opponent=fault.seat != seating.seat)
+                                     for fault in record.faults]
+                last = (seating, seed + index, replay)
+        outcome.findings += [Finding(fault.at(game=game.spec.name), *last, opponent=fault.bot != bot.name)
+                             for fault in match.shutdown_faults]
+    outcome.duration = time.monotonic() - started
+    return outcome
+
+
+def check_bot(entrant: Entrant, games: Iterable[str], limits: Limits, games_per_game: int | None = None,
+              seed: int = 0, progress: Callable[[list[str]], None] | None = None) -> CheckReport:
+    """Check one bot: the handshake and shutdown alone, then each game in turn; `progress` hears
+    the report's lines as each part finishes (a long check shows its way)."""
+    spec = entrant.spec
+    report = CheckReport(spec.name, spec.command, spec.cwd, limits)
+    report.hello, report.handshake_seconds, report.lifecycle = check_handshake(spec, limits)
+    if progress is not None:
+        progress(describe_lifecycle(report))
+    for name in games:
+        if report.hello is None:
+            outcome = GameCheck(name, skipped="the handshake failed, so no game was played")
+        else:
+            outcome = check_game(spec, get_game(name), games_per_game, limits, seed)
+        report.games.append(outcome)
+        if progress is not None:
+            progress(describe_game(outcome, limits.decision_timeout))
+    return report
+
+
+# -- rendering -------------------------------------------------------------------------------
+
+def describe_finding(finding: Finding) -> list[str]:
+    """A fault as one self-contained line followed by indented evidence lines."""
+    fault = finding.fault
+    who = f"opponent {fault.bot}" if finding.opponent else fault.bot
+    where = []
+    if fault.game:
+        where.append(fault.game)
+    if finding.seating is not None:
+        where.append(finding.seating.describe())
+    if fault.decision is not None:
+        where.append(f"decision {fault.decision}")
+    place = f" ({', '.join(where)})" if where else ""
+    lines = [f"FAULT {fault.kind}{place}: {who}: {fault.detail}",
+             f"    sent:      {finding.sent()}",
+             f"    rule:      {fault.rule}"]
+    tail = fault.stderr_tail.strip().splitlines()[-3:]
+    if tail:
+        lines.append(f"    stderr:    {' | '.join(tail)}")
+    if finding.reproduce:
+        lines.append(f"    reproduce: {finding.reproduce}")
+    return lines
+
+
+def describe_game(game: GameCheck, limit: float) -> list[str]:
+    """A game's summary line, then its faults."""
+    if game.skipped is not None:
+        return [f"{game.game}: SKIPPED: {game.skipped}"]
+    verdict = "FAIL" if game.failures else "ok"
+    timing = game.timing(limit)
+    times = ("no decisions" if timing is None else
+             f"decision time median {milliseconds(timing['median'])}, worst {milliseconds(timing['worst'])} "
+             f"of {milliseconds(limit)}")
+    lines = [f"{game.game}: {verdict}: {game.coverage()} in {game.duration:.1f} s; {times}"]
+    for finding in game.findings:
+        lines += ["  " + line for line in describe_finding(finding)]
+    return lines
+
+
+def describe_lifecycle(report: CheckReport) -> list[str]:
+    """The handshake and shutdown lines."""
+    lines = [f"check {report.bot}: {shlex.join(report.command)}" + (f" (in {report.cwd})" if report.cwd else "")
+             + f" against the random bot; decision limit {milliseconds(report.limits.decision_timeout)}"]
+    if report.hello is not None:
+        lines.append(f"handshake: ok in {report.handshake_seconds:.2f} s "
+                     f"(hello from {report.hello['name']!r} version {report.hello['version']!r})")
+    for finding in report.lifecycle:
+        lines += describe_finding(finding)
+    if report.hello is not None and not report.lifecycle:
+        lines.append("shutdown: ok (exit status 0)")
+    return lines
+
+
+def describe_verdict(report: CheckReport) -> list[str]:
+    """Warnings, then the one-line verdict."""
+    lines = [f"WARNING {warning}" for warning in report.warnings()]
+    if report.passed:
+        lines.append(f"PASS: {report.bot} played {sum(len(g.seatings) for g in report.games)} games without a fault")
+    else:
+        failed = [game.game for game in report.games if game.failures or game.skipped]
+        lines.append(f"FAIL: {report.bot}: {len(report.failures)} fault(s)"
+                     + (f" in {', '.join(failed)}" if failed else ""))
+    return lines
+
+
+def junit_xml(report: CheckReport) -> bytes:
+    """A JUnit XML report: one testcase per game; lifecycle faults fail every case, being part of each."""
+    suite = ET.Element("testsuite", name=f"cardarena check {report.bot}", tests=str(len(report.games)))
+    failed = 0
+    for game in report.games:
+        case = ET.SubElement(suite, "testcase", classname=f"cardarena.check.{report.bot}", name=game.game,
+                             time=f"{game.duration:.3f}")
+        problems = report.lifecycle + game.failures
+        if problems:
+            failed += 1
+            first = problems[0].fault
+            failure = ET.SubElement(case, "failure", type=first.kind,
+                                    message=f"{len(problems)} fault(s); first: {first.summary()}")
+            failure.text = "\n".join(line for finding in problems for line in describe_finding(finding))
+        elif game.skipped is not None:
+            failed += 1
+            ET.SubElement(case, "failure", type="skipped", message=game.skipped)
+        out = ET.SubElement(case, "system-out")
+        out.text = "\n".join(describe_game(game, report.limits.decision_timeout))
+    suite.set("failures", str(failed))
+    suite.set("errors", "0")
+    root = ET.Element("testsuites")
+    root.append(suite)
+    ET.indent(root)
+    return ET.tostring(root, encoding="utf-8", xml_declaration=True)
+
+
+# -- the command -----------------------------------------------------------------------------
+
+def load_bot(text: str) -> Entrant:
+    """The bot named on the command line: a folder (or bot.toml) with a manifest, or NAME=CMD."""
+    path = Path(text)
+    if "=" in text and not path.exists():
+        return entrant_from_command(text)
+    return load_manifest(path)
+
+
+def games_to_check(entrant: Entrant, given: tuple[str, ...]) -> list[str]:
+    """The games given with --games (comma-separated or repeated), else every game the bot plays."""
+    if not given:
+        return list(entrant.games)
+    names = []
+    for text in given:
+        for name in filter(None, (part.strip() for part in text.split(","))):
+            canonical = get_game(name).spec.name
+            if canonical not in entrant.games:
+                raise OptionError(f"{entrant.name} does not play {canonical} (it plays {', '.join(entrant.games)})")
+            names.append(canonical)
+    return list(dict.fromkeys(names))
+
+
+@click.command()
+@click.argument("bot_text", metavar="BOT")
+@click.option("--games", "game_names", multiple=True, metavar="GAME[,GAME]",
+              help="Games to check (default: every game in the bot's manifest).")
+@click.option("--games-per-game", type=click.IntRange(min=1), default=None,
+              help="Games to play of each game (default: one in every seat of every player count and option).")
+@click.option("--timeout", type=click.FloatRange(min=0.001), default=1.0, show_default=True,
+              help="Seconds the bot has for each decision.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the first game; the others follow it.")
+@click.option("--junit", "junit_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write a JUnit XML report here (one testcase per game) for CI systems.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON instead of text.")
+def check(bot_text: str, game_names: tuple[str, ...], games_per_game: int | None, timeout: float, seed: int,
+          junit_path: Path | None, as_json: bool) -> None:
+    """Check BOT (a bot folder with bot.toml, or NAME=CMD) against the random bot in every game, seat
+    and player count; exit status 0 only when it made no fault."""
+    try:
+        entrant = load_bot(bot_text)
+        games = games_to_check(entrant, game_names)
+    except (ManifestError, OptionError, ValueError) as error:
+        raise click.UsageError(str(error)) from None
+    if not RANDOM_BOT.is_file():
+        raise click.ClickException(f"the opponent, the sample random bot, is missing: {RANDOM_BOT}")
+    limits = Limits(decision_timeout=timeout)
+
+    def echo(lines: list[str]) -> None:
+        click.echo("\n".join(lines))
+
+    report = check_bot(entrant, games, limits, games_per_game, seed, progress=None if as_json else echo)
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=1))
+    else:
+        echo(describe_verdict(report))
+    if junit_path is not None:
+        try:
+            junit_path.write_bytes(junit_xml(report))
+        except OSError as error:
+            raise click.ClickException(f"cannot write the JUnit report: {error}") from None
+    sys.exit(0 if report.passed else 1)
