@@ -88,6 +88,7 @@ def play(game_name: str, bots: tuple[str, ...], seed: int, timeout: float, hands
 
 
 # Commands defined in their own modules are registered here, one line each.
+from runner.check import check; main.add_command(check)  # noqa: E402,E702
 
 if __name__ == "__main__":
     sys.exit(main())
