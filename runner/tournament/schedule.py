@@ -1,0 +1,209 @@
+"""The schedule of a tournament: a pure function of entrants, settings and seed → matches of games.
+
+A *table* is a lineup of bots (one per seat, copies allowed). Each table plays `deals` deals,
+and each deal once per distinct seat rotation of the lineup with the same cards (duplicate
+format), so every bot at the table meets the same luck from every seat. A *match* is one
+table's games, played by one set of bot processes.
+
+Deal seeds come from SHA-256 of the tournament seed, the game and the table's lineup, so a
+table's games do not depend on which other tables exist: adding a bot to a league adds tables
+and leaves the finished ones valid.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import math
+import random
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+ROUND_ROBIN = "round-robin"
+GAUNTLET = "gauntlet"
+FORMATS = (ROUND_ROBIN, GAUNTLET)
+PARTNERS_COPY = "copy"  # in partnership games a bot partners its own copy
+PARTNERS_ANY = "any"  # partnership games seat any bots together, like other games
+#: table sizes used when a league does not set one (other games: their minimum)
+DEFAULT_PLAYERS = {"casino": 2, "knock-rummy": 4, "cuajo": 4, "quitlok": 5}
+
+
+@dataclass(frozen=True)
+class GameSettings:
+    """How one game is played in a tournament: table size, deals per table, rule options."""
+
+    name: str
+    players: int
+    deals: int
+    options: Mapping[str, Any] = field(default_factory=dict)
+    partnership: bool = False  # seats s and s+2 form a team
+    partners: str = PARTNERS_COPY
+
+
+@dataclass(frozen=True)
+class PlannedGame:
+    """One game of a match: its id, deal, rotation, seed, and the bot index (in the lineup) per seat."""
+
+    game_id: str
+    deal: int
+    rotation: int
+    seed: int
+    seating: tuple[int, ...]
+
+    @property
+    def cluster(self) -> str:
+        """The duplicate set this game belongs to: the same deal at the same table."""
+        return self.game_id.rsplit("/", 1)[0]
+
+
+@dataclass(frozen=True)
+class PlannedMatch:
+    """A table's games: the game, its options, the lineup of bots and every planned game."""
+
+    match_id: str
+    game: str
+    options: Mapping[str, Any]
+    lineup: tuple[str, ...]
+    games: tuple[PlannedGame, ...]
+
+
+def derive_seed(*parts: Any) -> int:
+    """A 63-bit seed from SHA-256 of the parts (stable across runs, unlike Python's `hash`)."""
+    digest = hashlib.sha256("\x1f".join(map(str, parts)).encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+def rotations(lineup: Sequence[str]) -> list[tuple[int, ...]]:
+    """Distinct seat rotations of a lineup, as seatings (lineup index per seat).
+
+    Rotation r puts lineup member (seat + r) mod n in each seat; rotations that give the same
+    bots per seat as an earlier one (a lineup of copies repeats) are left out.
+    """
+    size = len(lineup)
+    seen: set[tuple[str, ...]] = set()
+    seatings: list[tuple[int, ...]] = []
+    for shift in range(size):
+        seating = tuple((seat + shift) % size for seat in range(size))
+        names = tuple(lineup[index] for index in seating)
+        if names not in seen:
+            seen.add(names)
+            seatings.append(seating)
+    return seatings
+
+
+def fill_seats(members: Sequence[str], seats: int) -> list[tuple[str, ...]]:
+    """Lineups seating fewer bots than seats: members repeat in turn, each starting once, so
+    every member holds the extra seats equally often across the lineups."""
+    if len(members) >= seats:
+        return [tuple(members)]
+    filled: list[tuple[str, ...]] = []
+    for offset in range(len(members)):
+        lineup = tuple(members[(offset + seat) % len(members)] for seat in range(seats))
+        if all(lineup[shift:] + lineup[:shift] not in filled for shift in range(seats)):
+            filled.append(lineup)
+    return filled
+
+
+def balanced_groups(bots: Sequence[str], size: int, count: int, seed: int) -> list[tuple[str, ...]]:
+    """`count` groups of `size` bots in which every pair shares a group equally often (±1).
+
+    A greedy start (each group adds the bot whose pairs with the members are rarest, ties
+    broken by a seeded shuffle) is then improved by swapping single members while that lowers
+    the sum of squared pair and seat counts, which evens both out.
+    """
+    rng = random.Random(seed)
+    pair_count: Counter = Counter()
+    seat_count: Counter = Counter()
+    groups: list[list[str]] = []
+    for _ in range(count):
+        order = list(bots)
+        rng.shuffle(order)
+        group = [min(order, key=lambda bot: seat_count[bot])]
+        while len(group) < size:
+            group.append(min((bot for bot in order if bot not in group), key=lambda bot: (
+                sum(pair_count[frozenset((bot, member))] for member in group), seat_count[bot])))
+        for a, b in itertools.combinations(group, 2):
+            pair_count[frozenset((a, b))] += 1
+        for bot in group:
+            seat_count[bot] += 1
+        groups.append(group)
+    improved = True
+    while improved:
+        improved = False
+        for group in groups:
+            for position, leaving in enumerate(group):
+                others = [bot for bot in group if bot != leaving]
+                for joining in bots:
+                    if joining in group:
+                        continue
+                    change = 2 * (seat_count[joining] - seat_count[leaving] + 1) + sum(
+                        2 * (pair_count[frozenset((joining, o))] - pair_count[frozenset((leaving, o))] + 1)
+                        for o in others)
+                    if change < 0:
+                        for o in others:
+                            pair_count[frozenset((leaving, o))] -= 1
+                            pair_count[frozenset((joining, o))] += 1
+                        seat_count[leaving] -= 1
+                        seat_count[joining] += 1
+                        group[position] = leaving = joining
+                        improved = True
+    return sorted(tuple(sorted(group)) for group in groups)
+
+
+def _groups(bots: Sequence[str], size: int, challengers: Sequence[str], max_tables: int,
+            seed: int, game: str) -> list[tuple[str, ...]]:
+    """The sets of bots that meet at a table: every combination, or a balanced sample of them."""
+    if challengers:
+        field_bots = [bot for bot in bots if bot not in challengers]
+        if not field_bots:
+            return []
+        return [(challenger, *others) for challenger in sorted(challengers)
+                for others in _groups(field_bots, size - 1, (), max_tables, seed, f"{game}/{challenger}")]
+    if len(bots) <= size:
+        return [tuple(bots)]
+    if math.comb(len(bots), size) <= max_tables:
+        return list(itertools.combinations(bots, size))
+    return balanced_groups(bots, size, max_tables, derive_seed(seed, game, "sample"))
+
+
+def lineups(bots: Sequence[str], settings: GameSettings, challengers: Sequence[str],
+            max_tables: int, seed: int) -> list[tuple[str, ...]]:
+    """Every lineup (bot per seat) of one game: groups of bots, seated to fill the table."""
+    bots = sorted(bots)
+    copy_partners = settings.partnership and settings.partners == PARTNERS_COPY
+    # with copy partners a group is one bot per team, and the lineup repeats it round the table
+    group_size = 2 if copy_partners else settings.players
+    lineups: list[tuple[str, ...]] = []
+    for group in _groups(bots, group_size, challengers, max_tables, seed, settings.name):
+        lineups.extend(fill_seats(group, settings.players))
+    return lineups
+
+
+def schedule(entrants: Mapping[str, Sequence[str]], games: Sequence[GameSettings], seed: int,
+             challengers: Sequence[str] = (), max_tables: int = 200) -> list[PlannedMatch]:
+    """Every match of a tournament: `entrants` maps bot name → the games it plays.
+
+    Round robin when `challengers` is empty; otherwise a gauntlet, where each table holds one
+    challenger and bots of the field. Tables with a single distinct bot are left out (nothing
+    would be rated).
+    """
+    matches: list[PlannedMatch] = []
+    for settings in games:
+        bots = sorted(name for name, plays in entrants.items() if settings.name in plays)
+        seated_challengers = [bot for bot in challengers if bot in bots]
+        if challengers and not seated_challengers:
+            continue
+        for lineup in lineups(bots, settings, seated_challengers, max_tables, seed):
+            if len(set(lineup)) < 2:
+                continue
+            table = "+".join(lineup)
+            match_id = f"{settings.name}/{table}"
+            planned = tuple(
+                PlannedGame(game_id=f"{match_id}/d{deal}/r{rotation}", deal=deal, rotation=rotation,
+                            seed=derive_seed(seed, settings.name, table, deal), seating=seating)
+                for deal in range(settings.deals)
+                for rotation, seating in enumerate(rotations(lineup))
+            )
+            matches.append(PlannedMatch(match_id, settings.name, dict(settings.options), lineup, planned))
+    return matches
