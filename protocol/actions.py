@@ -44,6 +44,14 @@ def match_action(entry: Action, action: Any) -> bool:
 
 def find_legal(legal: Sequence[Action], action: Any) -> Action | None:
     """The legal entry that `action` is an instance of, or None when it is not legal."""
+    try:
+        # Fast path: most answers equal an entry exactly; `==` finds it at C speed, and
+        # same_value then rules out the loose matches (True == 1) that `==` allows.
+        entry = legal[legal.index(action)]
+        if same_value(entry, action) and not any(is_range(value) for value in entry.values()):
+            return entry
+    except ValueError:
+        pass  # not an exact entry: it may still fall inside a range
     for entry in legal:
         if match_action(entry, action):
             return entry

@@ -158,3 +158,15 @@ def test_faulting_teams_rank_last_together():
     result = Result.from_scores([10, -10, 10, -10], teams=(0, 1, 0, 1))
     assert ranks_with_faults(result, {2}) == [2, 0, 2, 0]
     assert ranks_with_faults(Result.from_scores([3, 1, 2]), {0}) == [2, 1, 0]
+
+
+def test_a_bot_that_dies_between_games_is_a_crash_in_the_next_game():
+    with Match([random_bot("a", 1), random_bot("b", 2)], LIMITS) as match:
+        match.play(KNOCK_RUMMY, seed=1)
+        match._processes[1]._proc.kill()
+        match._processes[1]._proc.wait()
+        second = match.play(KNOCK_RUMMY, seed=2)
+        third = match.play(KNOCK_RUMMY, seed=3)
+    assert [(f.kind, f.seat) for f in second.faults] == [("crash", 1)]
+    assert "exited between games (killed by signal 9)" in second.faults[0].detail
+    assert third.faults == [], "the bot is started afresh for the next game"

@@ -138,12 +138,12 @@ class Match:
         for seat in range(players):
             try:
                 process = self._process(seating[seat])
-                process.send({
+                process.post({
                     "type": "game_start", "game_id": record.game_id, "game": game.spec.name,
                     "rules_version": game.spec.rules_version, "seat": seat, "players": players,
                     "names": record.seats, "teams": None if teams is None else list(teams),
                     "options": options,
-                }, time.monotonic() + self.limits.decision_timeout)
+                })
             except BotFault as error:
                 fault(seat, error)
 
@@ -178,14 +178,13 @@ class Match:
         for seat in range(players):
             if seat in faulted:
                 continue
-            try:
-                self._process(seating[seat]).send({
+            process = self._processes[seating[seat]]
+            if process is not None:
+                process.post({
                     "type": "game_end", "game_id": record.game_id, "result": record.result.to_wire(),
                     "reveal": reveal, "events": pending_events[seat],
                     "faults": [{"seat": f.seat, "bot": f.bot, "kind": f.kind} for f in record.faults],
-                }, time.monotonic() + self.limits.decision_timeout)
-            except BotFault as error:
-                fault(seat, error)
+                })
         record.ranks = ranks_with_faults(record.result, set(faulted))
         record.duration = time.monotonic() - started
         if self.observer is not None:
@@ -222,9 +221,14 @@ class Match:
     def _process(self, index: int) -> BotProcess:
         """The running process of bot `index`, started (with its handshake) if it is not running."""
         process = self._processes[index]
-        if process is None or not process.alive:
-            if process is not None:
-                process.kill()
+        if process is not None and not process.alive:
+            # It died after its last decision: a crash, noticed now, so it costs this game.
+            process.kill()
+            self._processes[index] = None
+            raise BotFault(Fault("crash", process.spec.name,
+                                 f"the bot exited between games ({process.exit_status()})",
+                                 stderr_tail=process.stderr_tail()))
+        if process is None:
             spec = self.bots[index]
             log_path = None if self.log_dir is None else self.log_dir / f"{spec.name}.{index}.stderr.log"
             process = BotProcess(spec, self.limits, log_path)

@@ -82,6 +82,7 @@ class BotProcess:
         self.hello: dict[str, Any] | None = None
         self._proc: subprocess.Popen | None = None
         self._reader = FrameReader(limits.max_frame)
+        self._outbox = bytearray()
         self._stderr_tail = bytearray()
         self._stderr_lock = threading.Lock()
         self._stderr_thread: threading.Thread | None = None
@@ -99,6 +100,18 @@ class BotProcess:
 
     def start(self) -> dict[str, Any]:
         """Spawn the bot and complete the handshake; return its hello (BotFault on any failure)."""
+        self.spawn()
+        deadline = time.monotonic() + self.limits.handshake_timeout
+        self.send({"type": "hello", "protocol": PROTOCOL_VERSION, "referee": REFEREE_NAME}, deadline)
+        message, raw = self.receive(deadline)
+        try:
+            self.hello = check_hello(message)
+        except ProtocolViolation as error:
+            raise BotFault(self._fault("handshake", str(error), raw, message)) from None
+        return self.hello
+
+    def spawn(self) -> None:
+        """Start the process with non-blocking pipes and a stderr drain, without the handshake."""
         argv = self.spec.argv()
         try:
             self._proc = subprocess.Popen(
@@ -121,15 +134,6 @@ class BotProcess:
         self._poll_out.register(self._proc.stdin.fileno(), select.POLLOUT)
         self._stderr_thread = threading.Thread(target=self._drain_stderr, daemon=True)
         self._stderr_thread.start()
-
-        deadline = time.monotonic() + self.limits.handshake_timeout
-        self.send({"type": "hello", "protocol": PROTOCOL_VERSION, "referee": REFEREE_NAME}, deadline)
-        message, raw = self.receive(deadline)
-        try:
-            self.hello = check_hello(message)
-        except ProtocolViolation as error:
-            raise BotFault(self._fault("handshake", str(error), raw, message)) from None
-        return self.hello
 
     def stop(self) -> bool:
         """Ask the bot to shut down, wait `shutdown_grace`, then kill it; True if it exited by itself."""
@@ -167,9 +171,19 @@ class BotProcess:
 
     # -- framed I/O ------------------------------------------------------------------------
 
+    def post(self, message: dict[str, Any]) -> None:
+        """Queue a notification (game_start, game_end) to go out with the next `send`.
+
+        A bot needs no answer to these, so coalescing them into the next write spares it one
+        wake-up per message: on short games that is most of the referee's overhead.
+        """
+        self._outbox += encode(message)
+
     def send(self, message: dict[str, Any], deadline: float) -> None:
-        """Write one frame, waiting for the pipe to drain at most until `deadline`."""
-        data = memoryview(encode(message))
+        """Write queued notifications and one frame, waiting for the pipe at most until `deadline`."""
+        self._outbox += encode(message)
+        data = memoryview(bytes(self._outbox))
+        self._outbox.clear()
         fd = self._proc.stdin.fileno()
         while data:
             try:
@@ -179,7 +193,7 @@ class BotProcess:
             except BlockingIOError:
                 pass
             except OSError:
-                raise BotFault(self._fault("crash", f"the bot closed its input ({self._exit_status()})")) from None
+                raise BotFault(self._fault("crash", f"the bot closed its input ({self.exit_status()})")) from None
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise BotFault(self._fault(
@@ -213,7 +227,7 @@ class BotProcess:
                 continue
             if not chunk:
                 pending = self._reader.pending()
-                raise BotFault(self._fault("crash", f"the bot closed its output ({self._exit_status()})", pending))
+                raise BotFault(self._fault("crash", f"the bot closed its output ({self.exit_status()})", pending))
             self._reader.feed(chunk)
 
     # -- evidence --------------------------------------------------------------------------
@@ -227,8 +241,8 @@ class BotProcess:
         return Fault(kind=kind, bot=self.spec.name, detail=detail, data=data,
                      stderr_tail=self.stderr_tail(), message=message)
 
-    def _exit_status(self) -> str:
-        """How the process ended, waiting briefly for it to finish exiting."""
+    def exit_status(self) -> str:
+        """How the process ended ("exit status 3", "killed by signal 9"), waiting briefly for it."""
         try:
             code = self._proc.wait(timeout=0.5)
         except subprocess.TimeoutExpired:

@@ -1,0 +1,147 @@
+"""Referee benchmark: what one decision costs, against the bare pipe round trip, in one run.
+
+Prints, from the same run:
+  (1) the raw round trip of the same decision frames over the same pipes to a plain echo child
+      (Python, and C where gcc exists);
+  (2) the referee's whole cost per decision in Knock Rummy games between two random bots;
+  (3) the Knock Rummy engine alone, in decisions per second, beside OpenSpiel's gin_rummy;
+each for two CPU placements: everything on one core, and the referee and its children on
+different cores. Run: python tests/bench/bench_referee.py [seconds-per-measurement]
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from runner.games import get_game
+from runner.referee.match import Match
+from runner.referee.process import BotProcess, BotSpec, Limits
+from tests.bench.engine_rate import knock_rummy_rate, openspiel_gin_rummy_rate
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+GAME = get_game("knock-rummy")
+ALL_CPUS = os.sched_getaffinity(0)
+PLACEMENTS = {"same core": ({0}, {0}), "different cores": ({0}, {1})}  # (referee, children)
+
+
+def decision_messages(count: int = 200) -> list[dict]:
+    """Decision requests exactly as the referee builds them, from seeded random playouts."""
+    import random
+    from protocol.actions import random_action
+
+    rng, messages, seed = random.Random(0), [], 0
+    while len(messages) < count:
+        state = GAME.new_state(2, {}, seed)
+        while not state.is_over() and len(messages) < count:
+            seat = state.to_move()
+            legal = state.legal_actions()
+            messages.append({"type": "decision", "game_id": f"g{seed}", "decision": len(messages),
+                             "seat": seat, "view": state.view(seat), "events": [], "legal": legal,
+                             "time_ms": 1000})
+            state.apply(random_action(legal, rng))
+        seed += 1
+    return messages
+
+
+def echo_round_trip(command: list[str], placement: tuple[set, set], seconds: float) -> float:
+    """Median seconds for one frame to go to the echo child and come back."""
+    referee_cpus, child_cpus = placement
+    os.sched_setaffinity(0, child_cpus)
+    echo = BotProcess(BotSpec("echo", tuple(command)), Limits())
+    echo.spawn()
+    os.sched_setaffinity(0, referee_cpus)
+    messages = decision_messages()
+    times = []
+    try:
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            for message in messages:
+                start = time.perf_counter()
+                echo.send(message, time.monotonic() + 5)
+                echo.receive(time.monotonic() + 5)
+                times.append(time.perf_counter() - start)
+    finally:
+        echo.kill()
+        os.sched_setaffinity(0, ALL_CPUS)
+    return statistics.median(times)
+
+
+def referee_cost(placement: tuple[set, set] | None, seconds: float) -> float:
+    """Seconds of wall time per decision of whole Knock Rummy games between two random bots."""
+    bots = [BotSpec("a", (sys.executable, str(ROOT / "sample_bots/random/bot.py"), "--seed", "1")),
+            BotSpec("b", (sys.executable, str(ROOT / "sample_bots/random/bot.py"), "--seed", "2"))]
+    if placement is not None:
+        os.sched_setaffinity(0, placement[1])
+    decisions = elapsed = 0.0
+    try:
+        with Match(bots, Limits(decision_timeout=5.0)) as match:
+            match.play(GAME, seed=0)  # starts the processes (their affinity is inherited)
+            if placement is not None:
+                os.sched_setaffinity(0, placement[0])
+            seed = 1
+            end = time.perf_counter() + seconds
+            while time.perf_counter() < end:
+                start = time.perf_counter()
+                record = match.play(GAME, seed=seed)
+                elapsed += time.perf_counter() - start
+                decisions += len(record.actions)
+                assert not record.faults, record.faults
+                seed += 1
+    finally:
+        os.sched_setaffinity(0, ALL_CPUS)
+    return elapsed / decisions
+
+
+def build_c_echo(directory: str) -> list[str] | None:
+    """Compile the C echo child; None where gcc is missing."""
+    if shutil.which("gcc") is None:
+        return None
+    binary = os.path.join(directory, "echo")
+    subprocess.run(["gcc", "-O2", "-o", binary, str(HERE / "echo.c")], check=True)
+    return [binary]
+
+
+def main() -> None:
+    seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 3.0
+    if len(ALL_CPUS) < 2:
+        sys.exit("this benchmark compares CPU placements and needs two CPUs")
+    with tempfile.TemporaryDirectory() as directory:
+        echoes = {"python echo": [sys.executable, str(HERE / "echo.py")]}
+        c_echo = build_c_echo(directory)
+        if c_echo:
+            echoes["C echo"] = c_echo
+        print("(1) raw round trip of decision frames to an echo child (median):")
+        raw = {}
+        for name, command in echoes.items():
+            for placement, cpus in PLACEMENTS.items():
+                raw[name, placement] = echo_round_trip(command, cpus, seconds)
+                print(f"    {name:12} {placement:16} {raw[name, placement] * 1e6:8.1f} µs")
+        print("(2) referee's whole cost per decision, Knock Rummy, two random Python bots:")
+        cost = {}
+        for placement, cpus in [*PLACEMENTS.items(), ("unpinned", None)]:
+            cost[placement] = referee_cost(cpus, seconds)
+            line = f"    {placement:16} {cost[placement] * 1e6:8.1f} µs/decision"
+            if ("python echo", placement) in raw:
+                line += f"   = {cost[placement] / raw['python echo', placement]:.2f}x the python echo round trip"
+            print(line)
+        print(f"    same core vs different cores: {cost['different cores'] / cost['same core']:.2f}x faster on one core")
+    print("(3) engine alone, random legal playouts in-process:")
+    ours = knock_rummy_rate(seconds)
+    print(f"    knock-rummy           {ours:12,.0f} decisions/s")
+    theirs = openspiel_gin_rummy_rate(seconds)
+    if theirs is None:
+        print("    open_spiel gin_rummy: not installed (pip install -e '.[bench]')")
+    else:
+        print(f"    open_spiel gin_rummy  {theirs:12,.0f} decisions/s   ratio {ours / theirs:.2f}")
+
+
+if __name__ == "__main__":
+    main()

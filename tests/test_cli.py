@@ -1,0 +1,82 @@
+"""End to end through the real `cardarena` command: every game played by real bot processes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import RANDOM_BOT, ROOT
+
+
+def cardarena(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "runner.cli", *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=ROOT)
+
+
+def random_bots(count: int) -> list[str]:
+    return [arg for seat in range(count)
+            for arg in ("--bot", f"r{seat}={sys.executable} {RANDOM_BOT} --seed {seat}")]
+
+
+@pytest.mark.parametrize("game,players,options", [
+    ("knock-rummy", 2, []),
+    ("knock-rummy", 5, []),
+    ("casino", 2, []),
+    ("casino", 4, ["--option", "partnerships=true"]),
+    ("quitlok", 5, []),
+    ("cuajo", 4, []),
+])
+def test_play_a_whole_game_between_random_bots(tmp_path, game, players, options):
+    record_path = tmp_path / "record.json"
+    done = cardarena("play", game, *random_bots(players), "--seed", "7", "--timeout", "5",
+                     "--record", str(record_path), *options)
+    assert done.returncode == 0, done.stderr
+    assert "FAULT" not in done.stderr
+    record = json.loads(record_path.read_text())
+    assert record["game"] == game and record["seed"] == 7 and record["faults"] == []
+    assert record["seats"] == [f"r{seat}" for seat in range(players)]
+    assert len(record["actions"]) >= 1 and len(record["ranks"]) == players
+    assert f"{len(record['actions'])} decisions" in done.stdout
+    # The printed log names every decision, numbered.
+    assert f"{len(record['actions']):>4}  seat" in done.stdout
+    # Same seed, same bots: the same game.
+    again = cardarena("play", game, *random_bots(players), "--seed", "7", "--timeout", "5",
+                      "--record", str(tmp_path / "again.json"), *options)
+    assert json.loads((tmp_path / "again.json").read_text())["actions"] == record["actions"]
+
+
+@pytest.mark.parametrize("args,message", [
+    (["play", "poker", "--bot", "a=x", "--bot", "b=y"], "unknown game 'poker'"),
+    (["play", "knock-rummy", "--bot", "a=x"], "knock-rummy is played by 2 to 5 players, not 1"),
+    (["play", "knock-rummy", "--bot", "nocommand", "--bot", "b=y"], "bot must be given as NAME=COMMAND"),
+    (["play", "casino", "--bot", "a=x", "--bot", "b=y", "--option", "target=20"], "option 'target' must be one of"),
+    (["play", "casino", "--bot", "a=x", "--bot", "b=y", "--option", "colour=red"], "casino has no option 'colour'"),
+    (["play", "casino", "--bot", "a=x", "--bot", "b=y", "--option", "oops"], "options are given as KEY=VALUE"),
+    (["play", "casino", "--bot", "a=x", "--bot", "b=y", "--timeout", "0"], "--timeout"),
+])
+def test_bad_arguments_are_one_clear_line_and_exit_2(args, message):
+    done = cardarena(*args)
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_faulting_bot_is_reported_but_the_game_completes(tmp_path):
+    zoo = ROOT / "tests" / "zoo"
+    done = cardarena("play", "knock-rummy", "--bot", f"bad={sys.executable} {zoo / 'garbage.py'} --after 0",
+                     "--bot", f"good={sys.executable} {RANDOM_BOT}", "--record", str(tmp_path / "r.json"))
+    assert done.returncode == 0
+    assert "FAULT bad: malformed (knock-rummy, game knock-rummy-0, seat 0, decision" in done.stderr
+    record = json.loads((tmp_path / "r.json").read_text())
+    assert record["ranks"] == [1, 0] and record["faults"][0]["kind"] == "malformed"
+
+
+def test_games_lists_every_game_with_players_and_options():
+    done = cardarena("games")
+    assert done.returncode == 0
+    for line in ["knock-rummy  (Knock Rummy; 2-5 players", "casino", "quitlok", "cuajo",
+                 "--option partnerships=False"]:
+        assert line in done.stdout
