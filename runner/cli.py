@@ -7,6 +7,7 @@ and a non-zero exit status, never a traceback.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -54,8 +55,11 @@ def games() -> None:
 @click.option("--record", "record_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the game record (seed, actions, result, faults) as JSON here.")
 @click.option("--quiet", is_flag=True, help="Print only the result, not every move.")
+@click.option("--pin/--no-pin", default=True, show_default=True,
+              help="Keep the referee and its bots on one CPU core (pipe round trips are several "
+                   "times faster there: tests/bench/bench_referee.py).")
 def play(game_name: str, bots: tuple[str, ...], seed: int, timeout: float, handshake_timeout: float,
-         options: tuple[str, ...], record_path: Path | None, quiet: bool) -> None:
+         options: tuple[str, ...], record_path: Path | None, quiet: bool, pin: bool) -> None:
     """Play one GAME between bot processes and print the moves and the result."""
     try:
         game = get_game(game_name)
@@ -76,6 +80,8 @@ def play(game_name: str, bots: tuple[str, ...], seed: int, timeout: float, hands
         for event in data["events"]:
             click.echo(f"        {describe(event)}")
 
+    if pin:
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # the bots inherit it
     limits = Limits(handshake_timeout=handshake_timeout, decision_timeout=timeout)
     with Match(specs, limits, observer=observe) as match:
         record = match.play(game, seed, rule_options)
@@ -89,6 +95,9 @@ def play(game_name: str, bots: tuple[str, ...], seed: int, timeout: float, hands
 
 # Commands defined in their own modules are registered here, one line each.
 from runner.check import check; main.add_command(check)  # noqa: E402,E702
+from runner.tournament.commands import run; main.add_command(run)  # noqa: E402,E702
+from runner.tournament.commands import leaderboard; main.add_command(leaderboard)  # noqa: E402,E702
+from runner.tournament.commands import replay; main.add_command(replay)  # noqa: E402,E702
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,0 +1,1 @@
+"""Tournaments: the schedule, its execution in worker processes, the results store and the commands."""

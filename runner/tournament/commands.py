@@ -1,0 +1,270 @@
+"""The tournament commands: `cardarena run`, `cardarena leaderboard` and `cardarena replay`.
+
+Every expected failure (a bad league file, an unknown game, a results file that is not ours,
+a resume with other settings) ends in one clear line and a non-zero exit, never a traceback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import click
+from tqdm import tqdm
+
+from protocol.actions import find_legal
+from runner.console import describe
+from runner.games import get_game
+from runner.games.base import GameError, score_to_wire
+from runner.ratings import RatingError
+from runner.report import FORMATS, leaderboards, render
+from runner.tournament.execute import FinishedGame, LocalExecutor
+from runner.tournament.league import SAMPLE_LEAGUE, League, LeagueError, build_league, read_league_file
+from runner.tournament.schedule import FORMATS as SCHEDULE_FORMATS, GAUNTLET, schedule
+from runner.tournament.store import ResultStore, StoreError
+
+RESULTS_DIR = Path("results")
+
+
+def _parse_anchor(text: str | None) -> tuple[str, float] | None:
+    """`BOT=RATING` from the command line."""
+    if text is None:
+        return None
+    bot, sep, value = text.partition("=")
+    try:
+        if not sep or not bot.strip():
+            raise ValueError(text)
+        return bot.strip(), float(value)
+    except ValueError:
+        raise click.BadParameter(f"expected BOT=RATING, got {text!r}", param_hint="--anchor") from None
+
+
+def _league_data(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
+                 players: tuple[str, ...], overrides: dict[str, Any]) -> tuple[dict[str, Any], Path, str]:
+    """League-file data with command-line overrides applied, its base folder, and its name for messages."""
+    if league_file is None and not bots:
+        league_file = SAMPLE_LEAGUE
+    if league_file is not None:
+        data, base, source = read_league_file(league_file), league_file.parent, str(league_file)
+    else:
+        data, base, source = {}, Path.cwd(), "command line"
+    if bots:
+        data["bots"] = list(bots) if league_file is None else [str(Path.cwd() / b) if Path(b).exists() else b
+                                                                 for b in bots]
+    if games:
+        data["games"] = list(games)
+    for text in players:
+        game, sep, count = text.partition("=")
+        if not sep or not count.strip().isdigit():
+            raise LeagueError(f"--players takes GAME=N, got {text!r}")
+        data.setdefault("game", {}).setdefault(game.strip(), {})["players"] = int(count)
+    for key, value in overrides.items():
+        if value is not None and value != ():
+            if key == "decision_timeout":
+                data.setdefault("limits", {})[key] = value
+            else:
+                data[key] = list(value) if isinstance(value, tuple) else value
+    if data.get("challengers") and "format" not in overrides:
+        data.setdefault("format", GAUNTLET)
+    return data, base, source
+
+
+def _results_path(league: League, out: Path | None, resume: bool) -> Path:
+    """Where results go: --out, the league's `out`, or results/<name>.sqlite (-2, -3 ... when taken;
+    with --resume, the latest of those)."""
+    if out is not None or league.out is not None:
+        return out or league.out
+    candidates = [RESULTS_DIR / f"{league.name}.sqlite"]
+    while candidates[-1].exists():
+        candidates.append(RESULTS_DIR / f"{league.name}-{len(candidates) + 1}.sqlite")
+    if resume:
+        if len(candidates) == 1:
+            raise StoreError(f"{candidates[0]}: nothing to resume (no such results file)")
+        return candidates[-2]
+    return candidates[-1]
+
+
+def _check_resume(store: ResultStore, league: League) -> None:
+    """Refuse to continue a tournament under other settings or with a changed bot."""
+    recorded = store.settings()
+    current = league.settings_fingerprint()
+    if recorded != current:
+        differing = sorted(key for key in set(recorded) | set(current) if recorded.get(key) != current.get(key))
+        raise StoreError(f"{store.path}: recorded with other settings ({', '.join(differing)} differ); "
+                         "use the same settings, or --out for a new results file")
+    entrants = {entrant.name: entrant for entrant in league.entrants}
+    for name, stored in store.entrants().items():
+        if name not in entrants:
+            raise StoreError(f"{store.path}: bot {name!r} played in this tournament but is not entered now")
+        if entrants[name].manifest_hash != stored["manifest_hash"]:
+            raise StoreError(f"{store.path}: bot {name!r} changed since its games were recorded "
+                             "(manifest hash differs); use --out for a new results file")
+
+
+def _open_results(path: Path, league: League, resume: bool, explicit: bool) -> ResultStore:
+    """The results store for this run: new, or an existing one being resumed or extended."""
+    if path.exists() and not resume:
+        raise StoreError(f"{path}: already holds results; pass --resume to continue it, or another --out")
+    store = ResultStore(path, create=True)
+    try:
+        if store.settings() is None:
+            if resume and explicit:
+                raise StoreError(f"{path}: nothing to resume (no tournament recorded)")
+            store.save_settings(league.settings_fingerprint())
+        else:
+            _check_resume(store, league)
+        known = store.entrants()
+        for entrant in league.entrants:
+            if entrant.name not in known:
+                store.add_entrant(entrant.name, entrant.manifest_hash, list(entrant.spec.command), list(entrant.games))
+    except StoreError:
+        store.close()
+        raise
+    return store
+
+
+def _echo_boards(store: ResultStore, fmt: str, anchor: tuple[str, float] | None, bootstrap: int,
+                 superiority: bool) -> None:
+    """Print the leaderboards of everything recorded in `store`."""
+    boards = leaderboards(store.games(), anchor=anchor, bootstrap=bootstrap)
+    if not boards:
+        click.echo("no games recorded yet")
+        return
+    click.echo(render(boards, fmt, superiority).rstrip("\n"))
+
+
+@click.command()
+@click.argument("league_file", metavar="[LEAGUE]", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--bot", "bots", multiple=True, metavar="FOLDER|NAME=CMD",
+              help="A bot folder (with bot.toml) or NAME=CMD; repeat. Replaces the league's bots.")
+@click.option("--game", "games", multiple=True, metavar="GAME", help="Play only this game; repeat for several.")
+@click.option("--players", multiple=True, metavar="GAME=N", help="Table size of a game; repeatable.")
+@click.option("--deals", type=click.IntRange(min=1), help="Deals per table (each played in every seat rotation).")
+@click.option("--seed", type=int, help="Tournament seed: the schedule and every deal derive from it.")
+@click.option("--format", "form", type=click.Choice(SCHEDULE_FORMATS), help="round-robin (default) or gauntlet.")
+@click.option("--challenger", "challengers", multiple=True, metavar="BOT",
+              help="A gauntlet challenger (implies --format gauntlet); repeatable.")
+@click.option("--max-tables", type=click.IntRange(min=1), help="Above this many tables per game, a balanced sample.")
+@click.option("--timeout", type=click.FloatRange(min=0.001), help="Seconds a bot has for each decision.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), help="Worker processes [default: number of CPUs].")
+@click.option("--pin-cores/--no-pin-cores", default=None, help="Pin each worker and its bots to one core.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Results database to write.")
+@click.option("--resume", is_flag=True, help="Continue an interrupted tournament (or add bots to it).")
+@click.option("--anchor", metavar="BOT=RATING", help="Anchor the ratings on one bot instead of a mean of 1500.")
+@click.option("--bootstrap", type=click.IntRange(min=0), default=200, show_default=True,
+              help="Bootstrap resamples for the intervals.")
+def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...], players: tuple[str, ...],
+        deals: int | None, seed: int | None, form: str | None, challengers: tuple[str, ...], max_tables: int | None,
+        timeout: float | None, jobs: int | None, pin_cores: bool | None, out: Path | None, resume: bool,
+        anchor: str | None, bootstrap: int) -> None:
+    """Play a tournament (default: the sample bots across every game) and print the leaderboards.
+
+    LEAGUE is a league file (TOML); command-line options override it.
+    """
+    anchor_pair = _parse_anchor(anchor)
+    try:
+        overrides = {"deals": deals, "seed": seed, "format": form, "challengers": challengers,
+                     "max_tables": max_tables, "decision_timeout": timeout, "pin_cores": pin_cores}
+        data, base, source = _league_data(league_file, bots, games, players, overrides)
+        league = build_league(data, base, source)
+        path = _results_path(league, out, resume)
+        store = _open_results(path, league, resume, explicit=out is not None)
+    except (LeagueError, StoreError) as error:
+        raise click.ClickException(str(error)) from None
+
+    with store:
+        plans = schedule({e.name: e.games for e in league.entrants}, league.games, league.seed,
+                         league.challengers, league.max_tables)
+        finished = store.finished_ids()
+        remaining = [replace(plan, games=tuple(g for g in plan.games if g.game_id not in finished))
+                     for plan in plans if any(g.game_id not in finished for g in plan.games)]
+        planned = {g.game_id: (plan.match_id, g) for plan in remaining for g in plan.games}
+        total = sum(len(plan.games) for plan in plans)
+        click.echo(f"{league.name}: {len(league.entrants)} bots, {len(plans)} tables, {total} games "
+                   f"({total - len(planned)} already played) -> {path}", err=True)
+        executor = LocalExecutor(jobs, league.pin_cores if pin_cores is None else pin_cores)
+        faults = 0
+        bots_by_name = {entrant.name: entrant.spec for entrant in league.entrants}
+        progress = tqdm(total=total, initial=total - len(planned), unit="game", dynamic_ncols=True,
+                        postfix={"faults": 0}, disable=None)
+        stream = executor.run(remaining, bots_by_name, league.limits)
+        try:
+            with contextlib.closing(stream):
+                for item in stream:
+                    if isinstance(item, FinishedGame):
+                        match_id, game = planned[item.game_id]
+                        store.add_game(item.record, match_id, game.deal, game.rotation, game.cluster)
+                        faults += len(item.record["faults"])
+                        progress.set_postfix(faults=faults, refresh=False)
+                        progress.update()
+                    else:
+                        for fault in item.shutdown_faults:
+                            progress.write(f"warning: {fault['bot']} did not shut down cleanly: {fault['detail']}")
+        except KeyboardInterrupt:
+            progress.close()
+            saved = len(store.finished_ids())
+            click.echo(f"interrupted: {saved} of {total} games saved in {path}; "
+                       "run the same command with --resume to finish", err=True)
+            raise SystemExit(130) from None
+        progress.close()
+        try:
+            _echo_boards(store, "table", anchor_pair, bootstrap, superiority=False)
+        except RatingError as error:
+            raise click.ClickException(str(error)) from None
+
+
+@click.command()
+@click.argument("results", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@click.option("--anchor", metavar="BOT=RATING", help="Anchor the ratings on one bot instead of a mean of 1500.")
+@click.option("--bootstrap", type=click.IntRange(min=0), default=200, show_default=True,
+              help="Bootstrap resamples for the intervals.")
+@click.option("--superiority", is_flag=True, help="Also show the likelihood of superiority between bots.")
+def leaderboard(results: Path, fmt: str, anchor: str | None, bootstrap: int, superiority: bool) -> None:
+    """Print the Elo leaderboards (per game and overall) of a RESULTS database."""
+    anchor_pair = _parse_anchor(anchor)
+    try:
+        with ResultStore(results) as store:
+            _echo_boards(store, fmt, anchor_pair, bootstrap, superiority)
+    except (StoreError, RatingError) as error:
+        raise click.ClickException(str(error)) from None
+
+
+@click.command()
+@click.argument("results", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("game_id", metavar="GAME")
+@click.option("--quiet", is_flag=True, help="Only check the game, without printing every move.")
+def replay(results: Path, game_id: str, quiet: bool) -> None:
+    """Replay GAME (its id, e.g. casino/a+b/d0/r1) from RESULTS move by move, checking it against the engine."""
+    try:
+        with ResultStore(results) as store:
+            stored = next(store.games(game_id), None)
+            if stored is None:
+                raise click.ClickException(f"{results}: no game {game_id!r} (game ids look like "
+                                           "casino/alice+bob/d0/r1: game/lineup/deal/rotation)")
+            actions = store.actions(game_id)
+        game = get_game(stored.game)
+    except (StoreError, GameError) as error:
+        raise click.ClickException(str(error)) from None
+    if game.spec.rules_version != stored.rules_version:
+        raise click.ClickException(f"{game_id} was played under rules v{stored.rules_version}; "
+                                   f"this engine implements v{game.spec.rules_version}")
+    state = game.new_state(len(stored.seats), stored.options, stored.seed)
+    click.echo(f"{game_id}: {game.spec.title}, seed {stored.seed}, seats {', '.join(stored.seats)}")
+    for number, (seat, action) in enumerate(actions, 1):
+        if state.is_over() or state.to_move() != seat or find_legal(state.legal_actions(), action) is None:
+            raise click.ClickException(f"decision {number}: the record has seat {seat} play {describe(action)}, "
+                                       "which the engine does not allow: the record does not match the engine")
+        events = state.apply(action)
+        if not quiet:
+            click.echo(f"{number:>4}  seat {seat} {stored.seats[seat]}: {describe(action)}")
+            for event in events:
+                click.echo(f"        {describe(event)}")
+    if not state.is_over():
+        raise click.ClickException(f"the record ends after {len(actions)} decisions but the game is not over")
+    scores = [score_to_wire(score) for score in state.result().scores]
+    if scores != stored.scores:
+        raise click.ClickException(f"the engine scores {scores}, the record {stored.scores}: they do not match")
+    click.echo(f"replay matches the record: {len(actions)} decisions, scores {scores}, ranks {stored.ranks}")

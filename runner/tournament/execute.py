@@ -1,0 +1,142 @@
+"""The seam between scheduling and execution: an `Executor` plays planned matches and streams games.
+
+The scheduler hands over `PlannedMatch`es and gets back each game as it finishes; how matches
+are spread over cores or machines is the executor's business. `LocalExecutor` runs them in a
+pool of worker processes on this machine; a distributed engine implements the same interface.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import queue
+import signal
+import sys
+import traceback
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, Iterator, Mapping, Sequence
+
+from runner.games import get_game
+from runner.referee.match import Match
+from runner.referee.process import BotSpec, Limits
+from runner.tournament.schedule import PlannedMatch
+
+_POLL_SECONDS = 0.5  # how often the parent checks that its workers are still alive
+
+
+class ExecutionError(RuntimeError):
+    """A worker failed outside any bot's control (a bug or a killed worker), not a bot fault."""
+
+
+@dataclass(frozen=True)
+class FinishedGame:
+    """A game played to its end: the match and game ids, and the `GameRecord.to_dict()` data."""
+
+    match_id: str
+    game_id: str
+    record: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class FinishedMatch:
+    """A match whose bots were shut down, with any faults of bots that did not exit cleanly."""
+
+    match_id: str
+    shutdown_faults: list[dict[str, Any]]
+
+
+class Executor(ABC):
+    """Plays planned matches and reports every game, then every match, as it finishes."""
+
+    @abstractmethod
+    def run(self, matches: Sequence[PlannedMatch], bots: Mapping[str, BotSpec],
+            limits: Limits) -> Iterator[FinishedGame | FinishedMatch]:
+        """Play `matches` (bots by name); closing the iterator early stops the work and its bots."""
+
+
+def play_match(match: PlannedMatch, bots: Mapping[str, BotSpec], limits: Limits) -> Iterator[FinishedGame | FinishedMatch]:
+    """Play one match's games with one process per seat of its lineup, yielding each game."""
+    game = get_game(match.game)
+    with Match([bots[name] for name in match.lineup], limits) as table:
+        for planned in match.games:
+            record = table.play(game, planned.seed, match.options, planned.seating, planned.game_id)
+            yield FinishedGame(match.match_id, planned.game_id, record.to_dict())
+    yield FinishedMatch(match.match_id, [fault.to_dict() for fault in table.shutdown_faults])
+
+
+def _exit_on_sigterm(signum: int, frame: Any) -> None:
+    """Turn SIGTERM into SystemExit so `with Match` shuts the worker's bots down on the way out."""
+    sys.exit(128 + signum)
+
+
+def _worker(index: int, pin_cores: bool, tasks: Any, results: Any, bots: Mapping[str, BotSpec],
+            limits: Limits, parent: int) -> None:
+    """Worker process: take matches until told to stop, sending each finished game to the parent."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    if pin_cores:
+        cores = sorted(os.sched_getaffinity(0))
+        os.sched_setaffinity(0, {cores[index % len(cores)]})  # bots spawned later inherit the core
+    try:
+        while (match := tasks.get()) is not None:
+            for finished in play_match(match, bots, limits):
+                if os.getppid() != parent:
+                    return  # the runner was killed: nobody will store this work
+                results.put(finished)
+    except Exception:  # noqa: BLE001 - reported to the parent, which raises it as ExecutionError
+        results.put(("error", f"worker {index}: {traceback.format_exc()}"))
+    results.put(("done", index))
+
+
+class LocalExecutor(Executor):
+    """Runs matches in `jobs` worker processes, each optionally pinned to one core with its bots."""
+
+    def __init__(self, jobs: int | None = None, pin_cores: bool = True):
+        self.jobs = jobs or len(os.sched_getaffinity(0))
+        self.pin_cores = pin_cores
+
+    def run(self, matches: Sequence[PlannedMatch], bots: Mapping[str, BotSpec],
+            limits: Limits) -> Iterator[FinishedGame | FinishedMatch]:
+        if not matches:
+            return
+        context = multiprocessing.get_context("fork")
+        tasks, results = context.Queue(), context.Queue()
+        jobs = min(self.jobs, len(matches))
+        for match in matches:
+            tasks.put(match)
+        for _ in range(jobs):
+            tasks.put(None)
+        workers = [context.Process(target=_worker, name=f"cardarena-worker-{index}",
+                                   args=(index, self.pin_cores, tasks, results, bots, limits, os.getpid()))
+                   for index in range(jobs)]
+        for worker in workers:
+            worker.start()
+        try:
+            running = jobs
+            while running:
+                try:
+                    message = results.get(timeout=_POLL_SECONDS)
+                except queue.Empty:
+                    dead = [w for w in workers if w.exitcode not in (None, 0)]
+                    if dead:
+                        raise ExecutionError(f"{dead[0].name} died with exit code {dead[0].exitcode}") from None
+                    continue
+                if isinstance(message, tuple):
+                    kind, detail = message
+                    if kind == "error":
+                        raise ExecutionError(detail)
+                    running -= 1
+                else:
+                    yield message
+        finally:
+            for worker in workers:
+                if worker.is_alive():
+                    worker.terminate()
+            for worker in workers:
+                worker.join(timeout=limits.shutdown_grace * 4 + 1)
+                if worker.is_alive():
+                    worker.kill()
+                    worker.join()
+            tasks.cancel_join_thread()
+            results.cancel_join_thread()

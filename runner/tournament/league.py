@@ -1,0 +1,196 @@
+"""League files: a whole tournament set-up in TOML (bots, games, table sizes, deals, limits, seed).
+
+    name = "sample"                 # names the results file: results/<name>.sqlite
+    seed = 1
+    bots = ["random", "*/"]         # bot folders (globs allowed, relative to this file) or NAME=CMD
+    games = ["casino", "cuajo"]     # default: every registered game
+    deals = 4                       # deals per table (each played once per seat rotation)
+    format = "round-robin"          # or "gauntlet", with challengers = ["new-bot"]
+    max_tables = 200                # above this many tables per game, a balanced sample of them
+    pin_cores = true                # pin each worker (and its bots) to one core
+    [limits]
+    decision_timeout = 1.0          # seconds per decision
+    handshake_timeout = 10.0        # seconds to start and say hello
+    [game.casino]
+    players = 2                     # table size, within the game's limits
+    deals = 6                       # overrides the league's deals for this game
+    partners = "copy"               # partnership games: "copy" (a bot partners itself) or "any"
+    options = { target = 11 }       # the game's rule options
+
+The command line can override any of these; `settings_fingerprint` is what a resumed run must
+match exactly.
+"""
+
+from __future__ import annotations
+
+import glob
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from runner.games import all_games, get_game
+from runner.games.base import OptionError
+from runner.manifest import MANIFEST_NAME, Entrant, ManifestError, entrant_from_command, load_manifest
+from runner.referee.process import Limits
+from runner.tournament.schedule import (
+    DEFAULT_PLAYERS,
+    FORMATS,
+    GAUNTLET,
+    PARTNERS_ANY,
+    PARTNERS_COPY,
+    ROUND_ROBIN,
+    GameSettings,
+)
+
+SAMPLE_LEAGUE = Path(__file__).resolve().parents[2] / "sample_bots" / "league.toml"
+_KEYS = {"name", "seed", "bots", "games", "deals", "format", "challengers", "max_tables", "pin_cores",
+         "out", "limits", "game"}
+_GAME_KEYS = {"players", "deals", "partners", "options"}
+_LIMIT_KEYS = {"decision_timeout", "handshake_timeout"}
+
+
+class LeagueError(ValueError):
+    """A league set-up that cannot be played; the message says where and why."""
+
+
+@dataclass(frozen=True)
+class League:
+    """A validated tournament set-up: entrants, per-game settings, format, limits and seed."""
+
+    name: str
+    seed: int
+    entrants: tuple[Entrant, ...]
+    games: tuple[GameSettings, ...]
+    format: str = ROUND_ROBIN
+    challengers: tuple[str, ...] = ()
+    max_tables: int = 200
+    limits: Limits = field(default_factory=Limits)
+    pin_cores: bool = True
+    out: Path | None = None
+
+    def settings_fingerprint(self) -> dict[str, Any]:
+        """Everything that shapes the schedule and the games, except the entrants (which may grow)."""
+        return {
+            "seed": self.seed,
+            "format": self.format,
+            "challengers": list(self.challengers),
+            "max_tables": self.max_tables,
+            "limits": {"decision_timeout": self.limits.decision_timeout,
+                       "handshake_timeout": self.limits.handshake_timeout},
+            "games": {g.name: {"players": g.players, "deals": g.deals, "partners": g.partners,
+                               "options": dict(g.options), "rules_version": get_game(g.name).spec.rules_version}
+                      for g in self.games},
+        }
+
+
+def _expect(value: Any, kind: type | tuple[type, ...], where: str) -> Any:
+    """`value` if it has the expected TOML type, else a LeagueError naming the key."""
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+        raise LeagueError(f"{where} must be a {names}, got {value!r}")
+    return value
+
+
+def _entrants(entries: list[Any], base: Path, where: str) -> tuple[Entrant, ...]:
+    """Bots from folder paths (globs allowed, relative to `base`) or `NAME=CMD` strings."""
+    entrants: list[Entrant] = []
+    for entry in entries:
+        _expect(entry, str, f"{where} entry")
+        pattern = base / entry
+        if glob.has_magic(entry):
+            folders = sorted(Path(p) for p in glob.glob(str(pattern)) if (Path(p) / MANIFEST_NAME).is_file())
+            if not folders:
+                raise LeagueError(f"{where}: no bot folder matches {entry!r}")
+            entrants.extend(load_manifest(folder) for folder in folders)
+        elif pattern.exists():
+            entrants.append(load_manifest(pattern))
+        elif "=" in entry:
+            entrants.append(entrant_from_command(entry))
+        else:
+            raise LeagueError(f"{where}: {entry!r} is neither a bot folder nor NAME=CMD")
+    names = [entrant.name for entrant in entrants]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise LeagueError(f"{where}: bot name(s) {', '.join(repeated)} given more than once")
+    if len(entrants) < 2:
+        raise LeagueError(f"{where}: a tournament needs at least two bots, got {len(entrants)}")
+    return tuple(sorted(entrants, key=lambda entrant: entrant.name))
+
+
+def _game_settings(name: str, table: Mapping[str, Any], default_deals: int, where: str) -> GameSettings:
+    """One game's settings, checked against the game's own limits and options."""
+    unknown = sorted(set(table) - _GAME_KEYS)
+    if unknown:
+        raise LeagueError(f"{where}: unknown key(s) {', '.join(unknown)} (allowed: {', '.join(sorted(_GAME_KEYS))})")
+    spec = get_game(name).spec
+    players = _expect(table.get("players", DEFAULT_PLAYERS.get(spec.name, spec.min_players)), int, f"{where}.players")
+    deals = _expect(table.get("deals", default_deals), int, f"{where}.deals")
+    if deals < 1:
+        raise LeagueError(f"{where}.deals must be at least 1, got {deals}")
+    partners = table.get("partners", PARTNERS_COPY)
+    if partners not in (PARTNERS_COPY, PARTNERS_ANY):
+        raise LeagueError(f"{where}.partners must be {PARTNERS_COPY!r} or {PARTNERS_ANY!r}, got {partners!r}")
+    options = _expect(table.get("options", {}), dict, f"{where}.options")
+    spec.check_players(players)
+    resolved = spec.resolve_options(options)
+    get_game(name).new_state(players, resolved, 0)  # options may depend on the table size
+    return GameSettings(spec.name, players, deals, resolved, spec.teams(players, resolved) is not None, partners)
+
+
+def build_league(data: Mapping[str, Any], base: Path, source: str) -> League:
+    """A League from parsed league-file data (`base` resolves relative paths; `source` names it)."""
+    try:
+        unknown = sorted(set(data) - _KEYS)
+        if unknown:
+            raise LeagueError(f"unknown key(s) {', '.join(unknown)} (allowed: {', '.join(sorted(_KEYS))})")
+        name = _expect(data.get("name", "league"), str, "name")
+        seed = _expect(data.get("seed", 0), int, "seed")
+        deals = _expect(data.get("deals", 2), int, "deals")
+        game_tables = _expect(data.get("game", {}), dict, "[game]")
+        chosen = _expect(data.get("games", sorted(all_games())), list, "games")
+        names = [get_game(_expect(g, str, "games entry")).spec.name for g in chosen]
+        for key in game_tables:
+            if get_game(key).spec.name not in names:
+                raise LeagueError(f"[game.{key}] is set but {key} is not among the games played")
+        tables = {get_game(key).spec.name: _expect(value, dict, f"[game.{key}]") for key, value in game_tables.items()}
+        games = tuple(_game_settings(g, tables.get(g, {}), deals, f"[game.{g}]") for g in dict.fromkeys(names))
+        if not games:
+            raise LeagueError("games: no game chosen")
+        entrants = _entrants(_expect(data.get("bots", []), list, "bots"), base, "bots")
+        form = data.get("format", ROUND_ROBIN)
+        if form not in FORMATS:
+            raise LeagueError(f"format must be one of {', '.join(FORMATS)}, got {form!r}")
+        challengers = tuple(_expect(c, str, "challengers entry") for c in _expect(data.get("challengers", []), list, "challengers"))
+        missing = sorted(set(challengers) - {entrant.name for entrant in entrants})
+        if missing:
+            raise LeagueError(f"challenger(s) {', '.join(missing)} are not among the bots")
+        if (form == GAUNTLET) != bool(challengers):
+            raise LeagueError("a gauntlet needs challengers, and only a gauntlet has them")
+        max_tables = _expect(data.get("max_tables", 200), int, "max_tables")
+        if max_tables < 1:
+            raise LeagueError(f"max_tables must be at least 1, got {max_tables}")
+        limit_table = _expect(data.get("limits", {}), dict, "[limits]")
+        unknown = sorted(set(limit_table) - _LIMIT_KEYS)
+        if unknown:
+            raise LeagueError(f"[limits]: unknown key(s) {', '.join(unknown)} (allowed: {', '.join(sorted(_LIMIT_KEYS))})")
+        limits = Limits(**{key: float(_expect(value, (int, float), f"limits.{key}")) for key, value in limit_table.items()})
+        if min(limits.decision_timeout, limits.handshake_timeout) <= 0:
+            raise LeagueError("[limits]: time limits must be positive")
+        out = data.get("out")
+        return League(name=name, seed=seed, entrants=entrants, games=games, format=form, challengers=challengers,
+                      max_tables=max_tables, limits=limits,
+                      pin_cores=_expect(data.get("pin_cores", True), bool, "pin_cores"),
+                      out=None if out is None else base / _expect(out, str, "out"))
+    except (LeagueError, OptionError, ManifestError) as error:
+        raise LeagueError(f"{source}: {error}") from None
+
+
+def read_league_file(path: Path) -> dict[str, Any]:
+    """The parsed TOML of a league file (LeagueError when missing or malformed)."""
+    try:
+        return tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise LeagueError(f"{path}: no such league file") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise LeagueError(f"{path}: not valid TOML: {error}") from None
