@@ -44,10 +44,14 @@ class ProtocolViolation(Exception):
 
 def check_message(message: dict[str, Any], expected_type: str, schemas=BOT_MESSAGES) -> dict[str, Any]:
     """Return `message` if it is a valid message of `expected_type`, else raise ProtocolViolation."""
+    schema = schemas.get(expected_type)
+    if message.keys() == schema.keys() and all(
+        type(message[key]) in types for key, types in schema.items()
+    ) and message["type"] == expected_type:
+        return message  # the common case, checked in one pass; the slow path explains failures
     kind = message.get("type")
     if kind != expected_type:
         raise ProtocolViolation(f'expected a "{expected_type}" message, got type {kind!r}')
-    schema = schemas[expected_type]
     missing = [key for key in schema if key not in message]
     if missing:
         raise ProtocolViolation(f'"{expected_type}" message lacks {", ".join(map(repr, missing))}')

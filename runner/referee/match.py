@@ -147,7 +147,7 @@ class Match:
             except BotFault as error:
                 fault(seat, error)
 
-        fallback = [random.Random(f"{seed}:{seat}") for seat in range(players)]
+        fallback: dict[int, random.Random] = {}  # per faulted seat, seeded from the game seed
         pending_events: list[list[dict[str, Any]]] = [[] for _ in range(players)]
         time_ms = round(self.limits.decision_timeout * 1000)
         decision = 0
@@ -164,6 +164,8 @@ class Match:
                     fault(seat, error, decision)
             pending_events[seat] = []
             if action is None:
+                if seat not in fallback:
+                    fallback[seat] = random.Random(f"{seed}:{seat}")
                 action = random_action(legal, fallback[seat])
             events = state.apply(action)
             record.actions.append((seat, action))
