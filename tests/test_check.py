@@ -1,0 +1,193 @@
+"""`cardarena check` through the real CLI: every sample bot passes, every misbehaving zoo bot fails
+with the right diagnosis (kind, decision, rule, evidence, a replay line that really replays it)
+and exit status, and the JUnit report is valid XML with one testcase per game.
+
+Kept fast: few games per game, and only Knock Rummy for the zoo.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from runner.check import GameCheck, CheckReport, seatings_of
+from runner.cli import main
+from runner.games import get_game
+from runner.referee.faults import FAULT_KINDS
+from runner.referee.process import Limits
+from tests.conftest import ROOT, ZOO
+
+SAMPLES = ROOT / "sample_bots"
+ALL_GAMES = ["casino", "cuajo", "knock-rummy", "quitlok"]
+
+
+def run_check(*args: str) -> tuple[int, str, str]:
+    """`cardarena check ARGS` in this process: exit status, stdout, stderr."""
+    result = CliRunner().invoke(main, ["check", *args], catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def zoo(script: str, after: int = 1) -> str:
+    """A zoo bot as NAME=CMD, by absolute path so it runs from any directory."""
+    return f"{script}={shlex.quote(sys.executable)} {ZOO / (script + '.py')} --after {after}"
+
+
+def junit_cases(path: Path) -> dict[str, ET.Element]:
+    """The testcases of a JUnit file, by name (parsing fails the test if the XML is invalid)."""
+    root = ET.parse(path).getroot()
+    assert root.tag == "testsuites"
+    cases = root.findall("./testsuite/testcase")
+    assert len({case.get("name") for case in cases}) == len(cases)
+    return {case.get("name"): case for case in cases}
+
+
+def build(command: list[str], cwd: Path) -> None:
+    """Build a sample bot (idempotent), failing the test with the build's own output if it fails."""
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, f"{shlex.join(command)} failed:\n{done.stdout}\n{done.stderr}"
+
+
+def assert_passes(folder: Path, tmp_path: Path) -> None:
+    """`check` on a sample bot: exit 0, every game in the JUnit report, each without a failure."""
+    junit = tmp_path / "junit.xml"
+    status, out, _ = run_check(str(folder), "--games-per-game", "2", "--junit", str(junit))
+    assert status == 0, out
+    assert "handshake: ok" in out and "shutdown: ok" in out and "PASS" in out
+    cases = junit_cases(junit)
+    assert sorted(cases) == ALL_GAMES
+    assert all(case.find("failure") is None for case in cases.values())
+
+
+def test_random_bot_passes(tmp_path):
+    assert_passes(SAMPLES / "random", tmp_path)
+
+
+def test_js_bot_passes(tmp_path):
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        pytest.skip("Node.js and npm are not installed (CI installs them: see .ci/run)")
+    if not (SAMPLES / "js" / "node_modules" / "@msgpack" / "msgpack").is_dir():
+        build(["npm", "ci", "--no-audit", "--no-fund"], SAMPLES / "js")
+    assert_passes(SAMPLES / "js", tmp_path)
+
+
+def test_c_bot_passes(tmp_path):
+    if shutil.which("make") is None or shutil.which("cc") is None:
+        pytest.skip("no C compiler or make (CI installs them: see .ci/run)")
+    if not Path("/usr/include/msgpack.h").is_file():
+        pytest.skip("msgpack-c is not installed: apt-get install libmsgpack-dev (CI does: see .ci/run)")
+    build(["make"], SAMPLES / "c")
+    assert_passes(SAMPLES / "c", tmp_path)
+
+
+@pytest.mark.parametrize("script, kind, detail, sent", [
+    ("sleepy", "timeout", "no reply within the time allowed", None),
+    ("quitter", "crash", "exit status 3", None),
+    ("garbage", "malformed", "not valid msgpack", "data"),
+    ("huge_header", "oversize", "announces 2147483648 bytes", "data"),
+    ("illegal", "illegal", "is not among the", "message"),
+    ("wrong_type", "protocol", 'expected a "action" message', "message"),
+    ("deaf", "timeout", "no reply within the time allowed", None),
+    ("forker", "timeout", "no reply within the time allowed", None),
+])
+def test_zoo_bot_fails_with_its_diagnosis(script, kind, detail, sent):
+    status, out, _ = run_check(zoo(script), "--games", "knock-rummy", "--games-per-game", "2", "--json")
+    assert status == 1
+    report = json.loads(out)
+    assert report["passed"] is False and report["lifecycle_faults"] == []
+    [game] = report["games"]
+    assert game["game"] == "knock-rummy" and game["games_played"] == 2
+    faults = game["faults"]
+    assert faults and all(f["bot"] == script and not f["opponent"] for f in faults)
+    first = faults[0]
+    assert first["kind"] == kind and detail in first["detail"]
+    assert first["rule"] == FAULT_KINDS[kind]
+    assert first["decision"] == 2  # the zoo bots play one legal decision, then misbehave
+    assert first["seat"] == game["seatings"][0]["seat"]
+    if sent == "message":
+        assert first["message"]["type"] in ("action", "hello")
+    elif sent == "data":
+        assert first["data_hex"] and first["message"] is None
+    command = first["reproduce"]
+    assert f"--seed {first['seed']}" in command and f"--bot '{script}=" in command
+
+
+def test_text_report_and_replay_line_reproduce_the_fault(tmp_path):
+    junit = tmp_path / "junit.xml"
+    status, out, _ = run_check(zoo("illegal"), "--games", "knock-rummy", "--games-per-game", "1",
+                               "--junit", str(junit))
+    assert status == 1
+    lines = out.splitlines()
+    fault = next(line for line in lines if line.strip().startswith("FAULT"))
+    assert "FAULT illegal (knock-rummy, seat 0 of 2, decision 2): illegal:" in fault
+    assert any("sent:" in line and "'card': 'ZZ'" in line for line in lines)
+    assert any("rule:" in line and FAULT_KINDS["illegal"] in line for line in lines)
+    assert lines[-1].startswith("FAIL: illegal: 1 fault(s) in knock-rummy")
+    [replay] = [line.split("reproduce: ", 1)[1] for line in lines if "reproduce: " in line]
+    played = subprocess.run(replay, shell=True, capture_output=True, text=True, timeout=60)
+    assert "FAULT illegal: illegal (knock-rummy, game knock-rummy-0, seat 0, decision 2)" in played.stderr
+    failure = junit_cases(junit)["knock-rummy"].find("failure")
+    assert failure.get("type") == "illegal" and "reproduce: cd " in failure.text
+
+
+def test_bad_hello_fails_the_handshake_and_every_game(tmp_path):
+    junit = tmp_path / "junit.xml"
+    status, out, _ = run_check(zoo("bad_hello"), "--games", "knock-rummy,casino", "--junit", str(junit))
+    assert status == 1
+    assert "FAULT handshake: bad_hello: bot speaks protocol version 99" in out
+    assert "knock-rummy: SKIPPED: the handshake failed" in out
+    cases = junit_cases(junit)
+    assert sorted(cases) == ["casino", "knock-rummy"]
+    assert all(case.find("failure").get("type") == "handshake" for case in cases.values())
+
+
+def test_well_behaved_zoo_bots_pass():
+    for bot in (zoo("noisy"), zoo("patient", after=10**9)):
+        status, out, _ = run_check(bot, "--games", "knock-rummy", "--games-per-game", "2")
+        assert status == 0, out
+
+
+def test_a_bot_that_does_not_exit_cleanly_after_shutdown_fails():
+    code = "import sys; from protocol.bot import RandomBot, serve; serve(RandomBot(), sys.stdin.buffer, sys.stdout.buffer); sys.exit(4)"
+    bot = f"unclean={shlex.quote(sys.executable)} -c {shlex.quote(code)}"
+    status, out, _ = run_check(bot, "--games", "knock-rummy", "--games-per-game", "1", "--json")
+    assert status == 1
+    report = json.loads(out)
+    assert [f["kind"] for f in report["lifecycle_faults"]] == ["crash"]
+    assert "of shutdown" in report["lifecycle_faults"][0]["detail"]
+    assert [f["kind"] for f in report["games"][0]["faults"]] == ["crash"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["no/such/bot"], "no such bot manifest"),
+    ([str(SAMPLES / "random"), "--games", "chess"], "chess"),
+    (["x=true", "--games-per-game", "0"], "--games-per-game"),
+])
+def test_usage_errors_print_one_line_and_no_traceback(args, message):
+    status, out, err = run_check(*args)
+    assert status == 2
+    assert message in err and "Traceback" not in err + out
+
+
+def test_seatings_cover_every_player_count_partnership_and_seat():
+    casino = seatings_of(get_game("casino"))
+    assert len(casino) == 2 + 3 + 4 + 4  # four players twice: alone, and in partnerships
+    assert {(s.players, s.options.get("partnerships", False), s.seat) for s in casino} == (
+        {(p, False, seat) for p in (2, 3, 4) for seat in range(p)} | {(4, True, seat) for seat in range(4)})
+    first_two = seatings_of(get_game("knock-rummy"))[:2]
+    assert [(s.players, s.seat) for s in first_two] == [(2, 0), (3, 1)]  # a short check varies both
+
+
+def test_slow_decisions_warn_without_failing():
+    game = GameCheck("knock-rummy", decision_times=[0.1, 0.2, 0.6])
+    report = CheckReport("slow", ("x",), None, Limits(decision_timeout=1.0), games=[game])
+    assert report.passed
+    assert report.warnings() == ["knock-rummy: worst decision time 600.0 ms is over half the 1000.0 ms limit"]
+    assert game.timing(1.0)["median"] == 0.2
