@@ -1,0 +1,194 @@
+"""Ratings against known answers: hand-computed cases, synthetic tournaments, bootstrap coverage."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from runner.ratings import (
+    ELO_PER_NAT,
+    RatingError,
+    comparisons_from_ranks,
+    components,
+    rate,
+)
+
+ELO_OF_ODDS = lambda odds: 400 * math.log10(odds)  # noqa: E731 - the textbook formula the fit must match
+
+
+def duel(wins: int, draws: int, losses: int) -> list[tuple[str, list[tuple[str, str, float]]]]:
+    """Games of bot a against bot b, each its own cluster."""
+    scores = [1.0] * wins + [0.5] * draws + [0.0] * losses
+    return [(index, [("a", "b", score)]) for index, score in enumerate(scores)]
+
+
+def test_two_bots_three_wins_in_four_is_log_odds_three():
+    ratings = rate(duel(3, 0, 1), prior=0, bootstrap=0)
+    assert ratings.rating["a"] - ratings.rating["b"] == pytest.approx(ELO_OF_ODDS(3))
+    assert ratings.rating["a"] + ratings.rating["b"] == pytest.approx(3000)
+
+
+def test_draws_count_as_half_points():
+    # 2 wins and 2 draws score 3 of 4, exactly like 3 wins and a loss
+    assert rate(duel(2, 2, 0), prior=0, bootstrap=0).rating["a"] == pytest.approx(1500 + ELO_OF_ODDS(3) / 2)
+    assert rate(duel(1, 2, 1), prior=0, bootstrap=0).rating["a"] == pytest.approx(1500)
+
+
+def test_prior_virtual_draws_keep_perfect_scores_finite():
+    # 5 wins plus 2 virtual draws: 6 points of 7, odds 6
+    ratings = rate(duel(5, 0, 0), prior=2, bootstrap=50)
+    assert ratings.rating["a"] - ratings.rating["b"] == pytest.approx(ELO_OF_ODDS(6))
+    assert all(math.isfinite(v) for bounds in ratings.interval.values() for v in bounds)
+
+
+def test_perfect_score_without_prior_is_an_error():
+    with pytest.raises(RatingError):
+        rate(duel(4, 0, 0), prior=0, bootstrap=0)
+
+
+def test_prior_shrinks_towards_equal():
+    # 3-1 plus 2 virtual draws: 4 points of 6, odds 2
+    ratings = rate(duel(3, 0, 1), prior=2, bootstrap=0)
+    assert ratings.rating["a"] - ratings.rating["b"] == pytest.approx(ELO_OF_ODDS(2))
+
+
+def test_three_bot_cycle_rates_everyone_equal():
+    games = []
+    for index, (x, y) in enumerate([("a", "b"), ("b", "c"), ("c", "a")] * 3):
+        games.append((index, [(x, y, 1.0 if index < 6 else 0.0)]))  # each wins 2 of 3 against the next
+    ratings = rate(games, prior=0, bootstrap=0)
+    assert all(value == pytest.approx(1500) for value in ratings.rating.values())
+
+
+def test_three_bots_in_a_chain_add_up():
+    # a beats b at odds 3, b beats c at odds 3, never met: a - c is twice log-odds 3
+    games = [(i, [("a", "b", s)]) for i, s in enumerate([1, 1, 1, 0])]
+    games += [(10 + i, [("b", "c", s)]) for i, s in enumerate([1, 1, 1, 0])]
+    ratings = rate(games, prior=0, bootstrap=0)
+    assert ratings.rating["a"] - ratings.rating["c"] == pytest.approx(2 * ELO_OF_ODDS(3))
+    assert ratings.rating["b"] == pytest.approx(1500)
+
+
+def test_anchor_puts_one_bot_at_its_rating():
+    ratings = rate(duel(3, 0, 1), prior=2, anchor=("b", 1000), bootstrap=30)
+    assert ratings.rating["b"] == pytest.approx(1000)
+    assert ratings.rating["a"] == pytest.approx(1000 + ELO_OF_ODDS(2))
+    assert ratings.interval["b"] == pytest.approx((1000, 1000))
+
+
+def test_anchor_that_never_played_is_an_error():
+    with pytest.raises(RatingError, match="zed"):
+        rate(duel(1, 0, 1), anchor=("zed", 1500))
+
+
+def test_disconnected_groups_are_rated_apart_and_not_compared():
+    games = [(i, [("a", "b", 1.0 if i % 4 else 0.0)]) for i in range(8)]
+    games += [(100 + i, [("c", "d", 1.0 if i % 2 else 0.0)]) for i in range(8)]
+    ratings = rate(games, bootstrap=40)
+    assert sorted(map(sorted, ratings.groups)) == [["a", "b"], ["c", "d"]]
+    assert ratings.rating["a"] + ratings.rating["b"] == pytest.approx(3000)
+    assert ratings.rating["c"] == pytest.approx(1500) and ratings.rating["d"] == pytest.approx(1500)
+    assert ratings.superiority("a", "c") is None
+    assert 0.75 < ratings.superiority("a", "b") < 1
+
+
+def test_components_of_a_graph():
+    assert components([("a", "b"), ("c", "d"), ("b", "e")], ["f"]) == [["a", "b", "e"], ["c", "d"], ["f"]]
+
+
+def test_ranks_become_pairwise_results_with_ties_as_draws():
+    assert comparisons_from_ranks(["a", "b", "c"], [1, 0, 1]) == [
+        ("a", "b", 0.0), ("a", "c", 0.5), ("b", "c", 1.0)]
+
+
+def test_copies_of_one_bot_are_not_compared():
+    assert comparisons_from_ranks(["a", "a", "b"], [0, 2, 1]) == [("a", "b", 1.0), ("a", "b", 0.0)]
+
+
+def test_partners_that_are_copies_give_one_team_result():
+    assert comparisons_from_ranks(["a", "b", "a", "b"], [1, 0, 1, 0], [0, 1, 0, 1]) == [("a", "b", 0.0)]
+
+
+def test_mixed_teams_compare_every_cross_pair_at_the_team_ranks():
+    result = comparisons_from_ranks(["a", "b", "c", "d"], [0, 1, 0, 1], [0, 1, 0, 1])
+    assert sorted(result) == [("a", "b", 1.0), ("a", "d", 1.0), ("c", "b", 1.0), ("c", "d", 1.0)]
+
+
+def plackett_luce_games(strengths: dict[str, float], deals: int, seats: int, rng: random.Random,
+                        ) -> list[tuple[str, list[tuple[str, str, float]]]]:
+    """Synthetic duplicate tournament: tables of `seats` bots rank by strength + Gumbel noise.
+
+    With Gumbel noise each pairwise result follows Bradley–Terry exactly, while the results of
+    one game are correlated (a bot's results share its own performance), as in real multiplayer games.
+    """
+    names = sorted(strengths)
+    games = []
+    for deal in range(deals):
+        table = rng.sample(names, seats)
+        for rotation in range(seats):
+            lineup = table[rotation:] + table[:rotation]
+            performance = [strengths[bot] - math.log(-math.log(rng.random())) for bot in lineup]
+            ranks = [sum(other > mine for other in performance) for mine in performance]
+            games.append((f"deal{deal}", comparisons_from_ranks(lineup, ranks)))
+    return games
+
+
+TRUE_ELO = {"ace": 1700.0, "bee": 1550.0, "cat": 1450.0, "dog": 1300.0}
+
+
+def test_synthetic_ratings_land_within_their_intervals():
+    strengths = {bot: (elo - 1500) / ELO_PER_NAT for bot, elo in TRUE_ELO.items()}
+    games = plackett_luce_games(strengths, deals=400, seats=4, rng=random.Random(1))
+    ratings = rate(games, bootstrap=200, seed=3)
+    for bot, elo in TRUE_ELO.items():
+        low, high = ratings.interval[bot]
+        assert low <= elo <= high, (bot, elo, low, high)
+        assert abs(ratings.rating[bot] - elo) < 25
+        assert high - low < 60
+    assert sorted(TRUE_ELO, key=ratings.rating.get) == ["dog", "cat", "bee", "ace"]
+    assert ratings.superiority("ace", "dog") == 1.0
+
+
+def test_bootstrap_intervals_cover_the_truth_about_95_percent_of_the_time():
+    strengths = {bot: (elo - 1500) / ELO_PER_NAT for bot, elo in TRUE_ELO.items()}
+    rng = random.Random(2024)
+    covered = total = 0
+    for tournament in range(80):
+        games = plackett_luce_games(strengths, deals=30, seats=3, rng=rng)
+        ratings = rate(games, bootstrap=100, seed=tournament)
+        for bot, elo in TRUE_ELO.items():
+            low, high = ratings.interval[bot]
+            covered += low <= elo <= high
+            total += 1
+    assert 0.89 <= covered / total <= 0.99, covered / total
+
+
+def test_intervals_that_ignore_clusters_would_be_too_narrow():
+    """The cluster bootstrap matters: resampling single comparisons of 5-player games narrows intervals."""
+    strengths = {bot: (elo - 1500) / ELO_PER_NAT for bot, elo in TRUE_ELO.items()}
+    strengths["eel"] = 0.0
+    games = plackett_luce_games(strengths, deals=60, seats=5, rng=random.Random(5))
+    clustered = rate(games, bootstrap=200, seed=1)
+    singles = [((cluster, i, j), [comparison]) for i, (cluster, comparisons) in enumerate(games)
+               for j, comparison in enumerate(comparisons)]
+    naive = rate(singles, bootstrap=200, seed=1)
+    width = lambda r: sum(high - low for low, high in r.interval.values())  # noqa: E731
+    assert width(naive) < 0.9 * width(clustered)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from("abcd"), st.sampled_from("abcd"), st.sampled_from([0.0, 0.5, 1.0])),
+                min_size=1, max_size=30), st.randoms(use_true_random=False))
+def test_ratings_do_not_depend_on_the_order_of_games(results, shuffler):
+    games = [(index // 2, [(a, b, score)]) for index, (a, b, score) in enumerate(results) if a != b]
+    if not games:
+        return
+    shuffled = games[:]
+    shuffler.shuffle(shuffled)
+    first, second = rate(games, bootstrap=20), rate(shuffled, bootstrap=20)
+    assert first.rating == pytest.approx(second.rating)
+    assert first.interval == second.interval or all(
+        first.interval[bot] == pytest.approx(second.interval[bot]) for bot in first.interval)
