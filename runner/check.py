@@ -31,6 +31,8 @@ from runner.referee.faults import MAX_EVIDENCE, BotFault, Fault
 from runner.referee.match import Match
 from runner.referee.process import BotProcess, BotSpec, Limits
 
+STDERR_LINES = 25  # non-empty lines of a faulting bot's stderr shown with a fault: a whole stack trace
+
 #: the opponent in every check: the sample random bot, run by path so it works from any directory
 RANDOM_BOT = Path(__file__).resolve().parent.parent / "sample_bots" / "random" / "bot.py"
 
@@ -274,7 +276,7 @@ def check_game(bot: BotSpec, game: Game, games: int | None, limits: Limits, seed
         bots = [bot] + opponents(bot.name, players - 1)
         with Match(bots, limits) as match:
             for index, seating in group:
-                order = [number for number in range(1, players)]
+                order = list(range(1, players))
                 order.insert(seating.seat, 0)  # order[seat] = index in `bots` of the bot in that seat
                 seated = [bots[number] for number in order]
                 record = match.play(game, seed + index, seating.options, order)
@@ -283,8 +285,9 @@ def check_game(bot: BotSpec, game: Game, games: int | None, limits: Limits, seed
                 outcome.decision_times += [seconds for seat, seconds in record.decision_times if seat == seating.seat]
                 outcome.findings += [Finding(fault, seating, seed + index, replay, opponent=fault.seat != seating.seat)
                                      for fault in record.faults]
-                last = (seating, seed + index, replay)
-        outcome.findings += [Finding(fault.at(game=game.spec.name), *last, opponent=fault.bot != bot.name)
+                last_game = (seating, seed + index, replay)
+        # Shutdown comes after the match's last game, so that game's replay line ends the same way.
+        outcome.findings += [Finding(fault.at(game=game.spec.name), *last_game, opponent=fault.bot != bot.name)
                              for fault in match.shutdown_faults]
     outcome.duration = time.monotonic() - started
     return outcome
@@ -327,9 +330,10 @@ def describe_finding(finding: Finding) -> list[str]:
     lines = [f"FAULT {fault.kind}{place}: {who}: {fault.detail}",
              f"    sent:      {finding.sent()}",
              f"    rule:      {fault.rule}"]
-    tail = fault.stderr_tail.strip().splitlines()[-3:]
+    tail = [line for line in fault.stderr_tail.splitlines() if line.strip()][-STDERR_LINES:]
     if tail:
-        lines.append(f"    stderr:    {' | '.join(tail)}")
+        lines.append("    stderr:    (last lines)")
+        lines += [f"        {line}" for line in tail]
     if finding.reproduce:
         lines.append(f"    reproduce: {finding.reproduce}")
     return lines
