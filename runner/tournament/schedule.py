@@ -105,14 +105,35 @@ def fill_seats(members: Sequence[str], seats: int) -> list[tuple[str, ...]]:
     return filled
 
 
-def balanced_groups(bots: Sequence[str], size: int, count: int, seed: int) -> list[tuple[str, ...]]:
+def balanced_groups(bots: Sequence[str], size: int, count: int, seed: int,
+                    attempts: int = 30) -> list[tuple[str, ...]]:
     """`count` groups of `size` bots in which every pair shares a group equally often (±1).
 
-    A greedy start (each group adds the bot whose pairs with the members are rarest, ties
-    broken by a seeded shuffle) is then improved by swapping single members while that lowers
-    the sum of squared pair and seat counts, which evens both out.
+    Seeded attempts of `_balanced_attempt`, stopping at the first whose pair counts are all
+    within one of a common value (max − min ≤ 2) and seat counts within one; otherwise the
+    most even attempt.
     """
     rng = random.Random(seed)
+    best: tuple[tuple[int, int, int], list[tuple[str, ...]]] | None = None
+    for _ in range(attempts):
+        groups = _balanced_attempt(bots, size, count, rng)
+        pairs = Counter(frozenset(p) for group in groups for p in itertools.combinations(group, 2))
+        pair_counts = [pairs[frozenset(p)] for p in itertools.combinations(bots, 2)]
+        seats = Counter(bot for group in groups for bot in group)
+        seat_counts = [seats[bot] for bot in bots]
+        unevenness = (max(max(pair_counts) - min(pair_counts) - 2, 0) + max(max(seat_counts) - min(seat_counts) - 1, 0),
+                      max(pair_counts) - min(pair_counts), sum(c * c for c in pair_counts))
+        if best is None or unevenness < best[0]:
+            best = (unevenness, groups)
+        if unevenness[0] == 0:
+            break
+    return best[1]
+
+
+def _balanced_attempt(bots: Sequence[str], size: int, count: int, rng: random.Random) -> list[tuple[str, ...]]:
+    """One try at balanced groups: a greedy start (each group adds the bot whose pairs with the
+    members are rarest, ties broken by `rng`), improved by swapping single members while that
+    lowers the sum of squared pair and seat counts, which evens both out."""
     pair_count: Counter = Counter()
     seat_count: Counter = Counter()
     groups: list[list[str]] = []
