@@ -55,6 +55,15 @@ def cards(text: str) -> list[int]:
     return [parse(name) for name in text.split()]
 
 
+def rarely_knocking_action(legal: list[dict], rng: random.Random) -> dict:
+    """A random legal action, but a knock only one time in ten (else the same card is discarded),
+    so that many rounds run long and reach an empty stock."""
+    action = random_action(legal, rng)
+    if action["type"] == "knock" and rng.random() < 0.9:
+        return {"type": "discard", "card": action["card"]}
+    return action
+
+
 # --- deal ---------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("players,size", [(2, 10), (3, 7), (4, 7), (5, 7)])
@@ -114,6 +123,18 @@ def test_bad_player_counts_options_and_decks_are_refused():
         GAME.new_state(2, deck=list(NAME[:51]) + ["AC"])
     with pytest.raises(OptionError, match="'1X', which is not a card"):
         GAME.new_state(2, deck=["1X"] + list(NAME[1:]))
+
+
+@pytest.mark.parametrize("value,message", [
+    (0, "'max_turns' must be at least 1, got 0"),
+    (None, "'max_turns' takes a int, got None"),
+    (True, "'max_turns' takes a int, got True"),
+    ("200", "'max_turns' takes a int, got '200'"),
+])
+def test_max_turns_must_be_a_positive_integer(value, message):
+    """runner/games/knock_rummy.md § Engine choices: `max_turns` is a positive integer; there is no "no cap"."""
+    with pytest.raises(OptionError, match=message):
+        GAME.new_state(2, {"max_turns": value})
 
 
 # --- melds and deadwood -------------------------------------------------------------------
@@ -350,6 +371,74 @@ def test_empty_stock_pickups_option_limits_play_after_the_stock_runs_out():
     assert state.is_over() and state.reveal()["ending"] == "stock_exhausted"
 
 
+# --- the turn cap (house rule) ---------------------------------------------------------------
+
+#: Seat 0 holds 9S as its only deadwood (9), seat 1 holds KS (10); the upcard is 6H.
+LOOP_HANDS = ["AC 2C 3C 5D 5H 5S 7C 8C 9C 9S", "2D 3D 4D 9H 10H JH 7D 7S 7H KS"]
+
+
+def take_the_discard_in_a_loop(state, cycle: list[str], turns: int) -> None:
+    """`turns` turns that each take the top discard and throw the next card of `cycle`: with three
+    cards cycling through two hands, each thrown card was taken the turn before last, so the
+    loop never touches the stock and never ends by itself."""
+    for turn in range(turns):
+        play(state, DRAW_DISCARD, discard(cycle[turn % len(cycle)]))
+
+
+def test_players_who_only_take_the_discard_end_at_the_default_turn_cap():
+    """runner/games/knock_rummy.md § Engine choices (`max_turns`), § Scoring 5, § Events: taking the
+    discard for ever is legal, so the round ends after the discard of turn 200 (the default),
+    scored as a stock-exhausted round: here 6H has replaced 9S in seat 0 (deadwood 6) and 9S has
+    replaced KS in seat 1 (deadwood 9), so seat 1 pays the difference and no extra 10."""
+    state = deal(LOOP_HANDS, "6H")
+    take_the_discard_in_a_loop(state, ["9S", "KS", "6H"], 199)
+    view = state.view(1)
+    assert not state.is_over() and (view["turn_number"], view["max_turns"], view["stock"]) == (200, 200, 31)
+    knocked = state.clone()
+    assert play(knocked, DRAW_DISCARD, knock("KS"))[-1]["ending"] == "knock"  # the last turn may still knock
+    events = play(state, DRAW_DISCARD, discard("KS"))
+    assert events == [{"type": "draw", "seat": 1, "source": "discard", "card": "9S"},
+                      {"type": "discard", "seat": 1, "card": "KS"},
+                      {"type": "round_end", "ending": "turn_cap", "knocker": None,
+                       "deadwood": [6, 9], "payments": [3, -3]}]
+    assert state.is_over() and state.result().scores == (3, -3)
+    assert state.reveal()["ending"] == "turn_cap" and state.view(0)["turn_number"] == 200
+
+
+def test_taking_the_discard_for_ever_from_an_empty_stock_ends_at_the_turn_cap():
+    """runner/games/knock_rummy.md § Engine choices (`empty_stock_pickups` with no limit, `max_turns`):
+    once the stock is empty, players who keep taking the discard are stopped by the turn cap. The
+    stock's last card is KH; after turn 34 seat 0 holds KS for 9S (deadwood 10) and seat 1 holds
+    9S for KS (deadwood 9), so seat 0 pays 1."""
+    state = deal(LOOP_HANDS, "6H", max_turns=34)
+    for _ in range(31):  # draw the whole stock, throwing each card drawn
+        drawn = state.stock[-1]
+        play(state, DRAW_STOCK, discard(NAME[drawn]))
+    assert state.view(1)["stock"] == 0 and state.view(1)["pickups_left"] is None
+    take_the_discard_in_a_loop(state, ["KS", "9S", "KH"], 2)
+    assert state.legal_actions() == [DRAW_DISCARD, PASS]
+    events = play(state, DRAW_DISCARD, discard("KH"))
+    assert events[-1] == {"type": "round_end", "ending": "turn_cap", "knocker": None,
+                          "deadwood": [10, 9], "payments": [-1, 1]}
+
+
+@pytest.mark.parametrize("players,seed,ending,last_turn,scores", [
+    (3, 1836, "stock_exhausted", 87, (-13, -17, 30)),
+    (2, 1188, "stock_exhausted", 79, (-17, 17)),
+    (4, 7, "stock_exhausted", 43, (-9, -16, 34, -9)),
+    (5, 3, "knock", 23, (-4, 59, -22, -13, -20)),
+])
+def test_the_default_turn_cap_leaves_seeded_random_rounds_unchanged(players, seed, ending, last_turn, scores):
+    """runner/games/knock_rummy.md § Engine choices (`max_turns`): the default is far above normal
+    play; these long seeded random rounds end exactly as they did before the cap existed."""
+    state = GAME.new_state(players, {}, seed)
+    rng = random.Random(seed)
+    while not state.is_over():
+        play(state, rarely_knocking_action(state.legal_actions(), rng))
+    assert (state.reveal()["ending"], state.view(0)["turn_number"]) == (ending, last_turn)
+    assert state.result().scores == scores
+
+
 @pytest.mark.parametrize("deadwoods,knocker,expected", [
     ([5, 10], None, [5, -5]),
     ([5, 10], 1, [15, -15]),
@@ -392,10 +481,7 @@ def test_cards_are_conserved_and_replay_reproduces_the_game(players, seed, picku
     record, events = [], []
     while not state.is_over():
         assert sorted(all_cards(state)) == list(range(52))
-        action = random_action(state.legal_actions(), rng)
-        # Knock rarely, so that many playouts reach a long game and an empty stock.
-        if action["type"] == "knock" and rng.random() < 0.9:
-            action = {"type": "discard", "card": action["card"]}
+        action = rarely_knocking_action(state.legal_actions(), rng)
         record.append(action)
         events.extend(play(state, action))
     assert sorted(all_cards(state)) == list(range(52))

@@ -20,6 +20,9 @@ from runner.games.base import (
 
 KNOCK_PENALTY = 10
 RUMMY_BONUS = 25
+#: default of the `max_turns` house rule: far above the longest rounds measured (stock-only play
+#: lasts at most 31 turns; seeded random play that seldom knocks, under 90 over 40,000 rounds)
+DEFAULT_MAX_TURNS = 200
 
 #: point value of each card: A = 1, 2..10 face value, J/Q/K = 10
 VALUE = tuple(min(RANK[card], 10) for card in DECK)
@@ -34,7 +37,7 @@ SPEC = GameSpec(
     max_players=5,
     partnerships="none",
     zero_sum=True,
-    rules_version="1",
+    rules_version="2",
     summary="Draw from the stock or the discard pile, then discard or knock; "
             "the least deadwood collects the differences (one round is one game).",
     options=(
@@ -42,8 +45,14 @@ SPEC = GameSpec(
         Option(
             "empty_stock_pickups", None,
             "discard-pile pick-ups allowed once the stock is empty, after which the player to move "
-            "must pass and the round ends; none = no limit, as the rules say",
+            "must pass and the round ends; none = no limit, as the rules say (max_turns still ends the round)",
             minimum=0,
+        ),
+        Option(
+            "max_turns", DEFAULT_MAX_TURNS,
+            "turns a round may last (a house rule so that it always ends): when that turn ends with a "
+            "discard, the round ends and is scored as if the stock ran out, with no knocker",
+            minimum=1,
         ),
     ),
 )
@@ -172,8 +181,8 @@ class KnockRummyState(GameState):
 
     __slots__ = (
         "players", "rng", "dealer", "hands", "known", "stock", "pile", "current", "phase",
-        "taken", "pickups_left", "knocker", "knock_card", "ending", "arrangements", "payments",
-        "collectors",
+        "taken", "pickups_left", "max_turns", "turn_number", "knocker", "knock_card", "ending",
+        "arrangements", "payments", "collectors",
     )
 
     def __init__(self, players: int, options: dict[str, Any], rng: random.Random, dealer: int,
@@ -192,6 +201,9 @@ class KnockRummyState(GameState):
         self.phase = DRAW
         self.taken: int | None = None
         self.pickups_left: int | None = options["empty_stock_pickups"]
+        self.max_turns: int = options["max_turns"]
+        #: the turn in progress, counted from 1 (one player's draw and discard is one turn)
+        self.turn_number = 1
         self.knocker: int | None = None
         self.knock_card: int | None = None
         self.ending: str | None = None
@@ -245,9 +257,14 @@ class KnockRummyState(GameState):
                     return [{"type": "knock", "seat": seat}, self._round_end_event()]
                 self.pile.append(card)
                 self.taken = None
+                discarded = {"type": "discard", "seat": seat, "card": NAME[card]}
+                if self.turn_number == self.max_turns:
+                    self._finish("turn_cap")
+                    return [discarded, self._round_end_event()]
+                self.turn_number += 1
                 self.phase = DRAW
                 self.current = (seat + 1) % self.players
-                return [{"type": "discard", "seat": seat, "card": NAME[card]}]
+                return [discarded]
         raise IllegalAction(f"{action!r} is not a legal action for seat {seat} in the {self.phase} phase")
 
     def _draw(self, seat: int, source: Any) -> list[Event]:
@@ -306,6 +323,8 @@ class KnockRummyState(GameState):
                 for other in range(self.players)
             ],
             "pickups_left": self.pickups_left if not self.stock else None,
+            "turn_number": self.turn_number,
+            "max_turns": self.max_turns,
             "knocker": self.knocker,
             "knock_card": NAME[self.knock_card] if self.knock_card is not None and seat == self.knocker else None,
         }
