@@ -347,7 +347,7 @@ def describe_game(game: GameCheck, limit: float) -> list[str]:
     timing = game.timing(limit)
     times = ("no decisions" if timing is None else
              f"decision time median {milliseconds(timing['median'])}, worst {milliseconds(timing['worst'])} "
-             f"of {milliseconds(limit)}")
+             f"of {milliseconds(limit)}" + (" (WARNING: over half the limit)" if timing["slow"] else ""))
     lines = [f"{game.game}: {verdict}: {game.coverage()} in {game.duration:.1f} s; {times}"]
     for finding in game.findings:
         lines += ["  " + line for line in describe_finding(finding)]
@@ -400,6 +400,7 @@ def junit_xml(report: CheckReport) -> bytes:
         out = ET.SubElement(case, "system-out")
         out.text = "\n".join(describe_game(game, report.limits.decision_timeout))
     suite.set("failures", str(failed))
+    suite.set("time", f"{sum(game.duration for game in report.games):.3f}")
     suite.set("errors", "0")
     root = ET.Element("testsuites")
     root.append(suite)
