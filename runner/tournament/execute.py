@@ -82,6 +82,7 @@ def _worker(index: int, pin_cores: bool, tasks: Any, results: Any, bots: Mapping
         while (match := tasks.get()) is not None:
             for finished in play_match(match, bots, limits):
                 if os.getppid() != parent:
+                    results.cancel_join_thread()  # nobody reads the queue any more: do not wait to flush it
                     return  # the runner was killed: nobody will store this work
                 results.put(finished)
     except Exception:  # noqa: BLE001 - reported to the parent, which raises it as ExecutionError

@@ -1,0 +1,209 @@
+"""End to end: `cardarena run`, `leaderboard` and `replay` on small tournaments of the random bot.
+
+Includes the resume guarantee: a run killed with SIGKILL part-way and resumed has exactly the
+games and leaderboard of an uninterrupted run with the same seed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from runner.cli import main
+from runner.games import all_games
+from runner.tournament.league import SAMPLE_LEAGUE, build_league, read_league_file
+from runner.tournament.schedule import schedule
+
+ROOT = Path(__file__).resolve().parent.parent
+RANDOM_BOT = ROOT / "sample_bots" / "random" / "bot.py"
+GAME_COLUMNS = "game_id, match_id, game, rules_version, options, seed, deal, rotation, cluster, seats, scores, " \
+               "ranks, teams, faults"
+
+
+def bot(name: str, seed: int) -> str:
+    return f"{name}={sys.executable} {RANDOM_BOT} --seed {seed}"
+
+
+def run_args(out: Path, bots: tuple[str, ...] = ("a", "b", "c"), deals: int = 2, *extra: str) -> list[str]:
+    """A small tournament: random bots at Casino (2 seats) and Knock Rummy (4 seats, copies fill in)."""
+    args = ["run", "--game", "casino", "--game", "knock-rummy", "--deals", str(deals), "--seed", "42",
+            "--timeout", "10", "--jobs", "2", "--bootstrap", "20", "--out", str(out)]
+    for index, name in enumerate(bots):
+        args += ["--bot", bot(name, index + 1)]
+    return args + list(extra)
+
+
+def cardarena(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "runner.cli", *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=ROOT)
+
+
+def stored_games(path: Path) -> list[tuple]:
+    """Every recorded game with its actions, without timings."""
+    with sqlite3.connect(path) as db:
+        return db.execute(f"SELECT {GAME_COLUMNS}, actions.actions FROM games JOIN actions USING (game_id) "
+                          "ORDER BY game_id").fetchall()
+
+
+def leaderboard_json(path: Path) -> list[dict]:
+    result = cardarena("leaderboard", str(path), "--format", "json", "--bootstrap", "50")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory) -> Path:
+    """One uninterrupted tournament, shared by the tests that only read it."""
+    out = tmp_path_factory.mktemp("full") / "league.sqlite"
+    result = cardarena(*run_args(out, deals=4))
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+def test_run_plays_the_whole_schedule_and_prints_leaderboards(finished):
+    games = stored_games(finished)
+    # casino: 3 pairs x 2 rotations; knock rummy: 3 filled lineups x 4 rotations; 4 deals each
+    assert len(games) == 4 * (3 * 2 + 3 * 4)
+    assert all(json.loads(row[13]) == [] for row in games)  # the random bot never faults
+    boards = leaderboard_json(finished)
+    versions = {name: game.spec.rules_version for name, game in all_games().items()}
+    assert [board["title"] for board in boards] == [
+        f"casino (rules v{versions['casino']})", f"knock-rummy (rules v{versions['knock-rummy']})", "overall"]
+    assert all(sorted(row["bot"] for row in board["rows"]) == ["a", "b", "c"] for board in boards)
+    assert sum(board["games"] for board in boards[:2]) == boards[2]["games"] == len(games)
+    elos = [row["elo"] for row in boards[2]["rows"]]
+    assert elos == sorted(elos, reverse=True) and sum(elos) / 3 == pytest.approx(1500, abs=0.1)
+
+
+def test_leaderboard_formats(finished):
+    markdown = cardarena("leaderboard", str(finished), "--format", "markdown", "--bootstrap", "10").stdout
+    assert "## overall" in markdown and re.search(r"^\|\s+rank\s+\|\s+bot\s+\|", markdown, re.MULTILINE)
+    csv_lines = cardarena("leaderboard", str(finished), "--format", "csv", "--bootstrap", "10").stdout.splitlines()
+    assert csv_lines[0].startswith("board,rank,bot,elo,low,high") and len(csv_lines) == 1 + 3 * 3
+    table = cardarena("leaderboard", str(finished), "--superiority", "--anchor", "a=1000", "--bootstrap", "10")
+    assert table.returncode == 0 and "likelihood of superiority" in table.stdout
+    overall = table.stdout.split("overall")[1]
+    assert any(line.split()[1:3] == ["a", "1000"] for line in overall.splitlines() if line.strip()[:1].isdigit())
+
+
+def test_replay_checks_a_recorded_game_against_the_engine(finished, tmp_path):
+    result = cardarena("replay", str(finished), "casino/a+b/d1/r1")
+    assert result.returncode == 0, result.stderr
+    assert "replay matches the record" in result.stdout and "seat 0 b" in result.stdout
+    tampered = tmp_path / "tampered.sqlite"
+    tampered.write_bytes(finished.read_bytes())
+    with sqlite3.connect(tampered) as db:
+        (actions,) = db.execute("SELECT actions FROM actions WHERE game_id = 'casino/a+b/d1/r1'").fetchone()
+        moves = json.loads(actions)
+        moves[0], moves[1] = moves[1], moves[0]  # the second player moves first
+        db.execute("UPDATE actions SET actions = ? WHERE game_id = 'casino/a+b/d1/r1'", (json.dumps(moves),))
+    result = cardarena("replay", str(tampered), "casino/a+b/d1/r1", "--quiet")
+    assert result.returncode == 1 and "does not match the engine" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_run_killed_part_way_and_resumed_equals_an_uninterrupted_run(finished, tmp_path):
+    out = tmp_path / "killed.sqlite"
+    runner = subprocess.Popen([sys.executable, "-m", "runner.cli", *run_args(out, deals=4)], cwd=ROOT,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    recorded = 0
+    while recorded < 12 and time.monotonic() < deadline and runner.poll() is None:
+        time.sleep(0.05)
+        if out.exists():
+            try:
+                with sqlite3.connect(out) as db:
+                    recorded = db.execute("SELECT count(*) FROM games").fetchone()[0]
+            except sqlite3.OperationalError:
+                recorded = 0  # the schema is still being created
+    runner.send_signal(signal.SIGKILL)
+    runner.wait()
+    partial = stored_games(out)
+    assert 12 <= len(partial) < len(stored_games(finished)), "the run was not killed part-way"
+    resumed = cardarena(*run_args(out, ("a", "b", "c"), 4, "--resume"))
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"({len(partial)} already played)" in resumed.stderr
+    assert stored_games(out) == stored_games(finished)
+    assert leaderboard_json(out) == leaderboard_json(finished)
+
+
+def test_adding_a_bot_plays_only_the_tables_that_include_it(tmp_path):
+    out = tmp_path / "grow.sqlite"
+    first = cardarena(*run_args(out, bots=("a", "b"), deals=1))
+    assert first.returncode == 0, first.stderr
+    before = stored_games(out)
+    grown = cardarena(*run_args(out, ("a", "b", "c"), 1, "--resume"))
+    assert grown.returncode == 0, grown.stderr
+    after = stored_games(out)
+    before_ids = {row[0] for row in before}
+    assert [row for row in after if row[0] in before_ids] == before
+    added = [row for row in after if row[0] not in before_ids]
+    assert added and all("c" in json.loads(row[9]) for row in added)
+    # Casino a+b survives; Knock Rummy a+b (copies filling the table) gives way to lineups with c
+    assert {row[1] for row in before} & {row[1] for row in added} == set()
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+def one_clear_line(result) -> str:
+    assert result.exit_code != 0
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in result.output, result.output
+    return lines[0]
+
+
+def test_a_league_file_with_a_typo_is_one_clear_line(tmp_path):
+    league = tmp_path / "league.toml"
+    league.write_text(f'bots = ["{bot("a", 1)}", "{bot("b", 2)}"]\ndeels = 3\n')
+    assert "unknown key(s) deels" in one_clear_line(invoke("run", str(league)))
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--players", "casino=7"], "casino is played by 2 to 4 players, not 7"),
+    (["--game", "poker"], "unknown game 'poker'"),
+    (["--challenger", "zed"], "challenger(s) zed are not among the bots"),
+])
+def test_bad_settings_are_one_clear_line(tmp_path, args, message):
+    result = invoke("run", "--bot", bot("a", 1), "--bot", bot("b", 2), "--out", str(tmp_path / "x.sqlite"), *args)
+    assert message in one_clear_line(result)
+    assert not (tmp_path / "x.sqlite").exists()
+
+
+def test_a_file_that_is_not_a_results_database_is_refused(tmp_path):
+    stray = tmp_path / "notes.sqlite"
+    stray.write_text("hello")
+    assert "is not a cardarena results database" in one_clear_line(invoke("leaderboard", str(stray)))
+    with sqlite3.connect(tmp_path / "other.sqlite") as db:
+        db.execute("CREATE TABLE t (x)")
+    assert "is not a cardarena results database" in one_clear_line(invoke("leaderboard", str(tmp_path / "other.sqlite")))
+    assert stray.read_text() == "hello"
+
+
+def test_resume_with_other_settings_is_refused_and_loses_nothing(finished, tmp_path):
+    copy = tmp_path / "copy.sqlite"
+    copy.write_bytes(finished.read_bytes())
+    before = stored_games(copy)
+    line = one_clear_line(invoke(*run_args(copy, deals=5), "--resume"))
+    assert "recorded with other settings (games differ)" in line
+    assert "already holds results" in one_clear_line(invoke(*run_args(copy, deals=4)))
+    assert stored_games(copy) == before
+
+
+def test_the_sample_league_file_is_valid_and_plays_every_game():
+    league = build_league(read_league_file(SAMPLE_LEAGUE), SAMPLE_LEAGUE.parent, str(SAMPLE_LEAGUE))
+    assert {g.name for g in league.games} == set(all_games())
+    assert "random" in {entrant.name for entrant in league.entrants}
+    plans = schedule({e.name: e.games for e in league.entrants}, league.games, league.seed)
+    assert plans and all(len(set(plan.lineup)) >= 2 for plan in plans)
