@@ -131,6 +131,10 @@ def test_text_report_and_replay_line_reproduce_the_fault(tmp_path):
     assert any("rule:" in line and FAULT_KINDS["illegal"] in line for line in lines)
     assert lines[-1].startswith("FAIL: illegal: 1 fault(s) in knock-rummy")
     [replay] = [line.split("reproduce: ", 1)[1] for line in lines if "reproduce: " in line]
+    # Run the line as printed, with this interpreter standing for the `cardarena` script (which
+    # may not be on PATH where pip put scripts elsewhere).
+    assert " && cardarena play " in replay
+    replay = replay.replace(" && cardarena play ", f" && {shlex.quote(sys.executable)} -m runner.cli play ")
     played = subprocess.run(replay, shell=True, capture_output=True, text=True, timeout=60)
     assert "FAULT illegal: illegal (knock-rummy, game knock-rummy-0, seat 0, decision 2)" in played.stderr
     failure = junit_cases(junit)["knock-rummy"].find("failure")
