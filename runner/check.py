@@ -440,12 +440,14 @@ def games_to_check(entrant: Entrant, given: tuple[str, ...]) -> list[str]:
               help="Games to play of each game (default: one in every seat of every player count and option).")
 @click.option("--timeout", type=click.FloatRange(min=0.001), default=1.0, show_default=True,
               help="Seconds the bot has for each decision.")
+@click.option("--handshake-timeout", type=click.FloatRange(min=0.001), default=Limits.handshake_timeout,
+              show_default=True, help="Seconds the bot has to start and say hello.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the first game; the others follow it.")
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write a JUnit XML report here (one testcase per game) for CI systems.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON instead of text.")
-def check(bot_text: str, game_names: tuple[str, ...], games_per_game: int | None, timeout: float, seed: int,
-          junit_path: Path | None, as_json: bool) -> None:
+def check(bot_text: str, game_names: tuple[str, ...], games_per_game: int | None, timeout: float,
+          handshake_timeout: float, seed: int, junit_path: Path | None, as_json: bool) -> None:
     """Check BOT (a bot folder with bot.toml, or NAME=CMD) against the random bot in every game, seat
     and player count; exit status 0 only when it made no fault."""
     try:
@@ -455,7 +457,7 @@ def check(bot_text: str, game_names: tuple[str, ...], games_per_game: int | None
         raise click.UsageError(str(error)) from None
     if not RANDOM_BOT.is_file():
         raise click.ClickException(f"the opponent, the sample random bot, is missing: {RANDOM_BOT}")
-    limits = Limits(decision_timeout=timeout)
+    limits = Limits(handshake_timeout=handshake_timeout, decision_timeout=timeout)
 
     def echo(lines: list[str]) -> None:
         click.echo("\n".join(lines))
