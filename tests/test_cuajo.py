@@ -63,9 +63,9 @@ def build_deck(hands: dict[int, str], sowee: str, stock: str = "") -> list[str]:
     return order + [sowee] + cards(stock) + filler
 
 
-def new_game(hands: dict[int, str], sowee: str, stock: str = ""):
-    """A game dealt from `build_deck` with seat 3 dealing."""
-    return GAME.new_state(4, {"dealer": DEALER}, deck=build_deck(hands, sowee, stock))
+def new_game(hands: dict[int, str], sowee: str, stock: str = "", **options):
+    """A game dealt from `build_deck` with seat 3 dealing, and any further `options`."""
+    return GAME.new_state(4, {"dealer": DEALER, **options}, deck=build_deck(hands, sowee, stock))
 
 
 def discard(state, card: str) -> list[dict]:
@@ -234,6 +234,18 @@ def test_bad_options_and_decks():
         GAME.new_state(4, deck=swapped)
     with pytest.raises(OptionError, match="not a Cuajo card: '7o'"):
         GAME.new_state(4, deck=["7o"] + deck[1:])
+
+
+@pytest.mark.parametrize("value,message", [
+    (0, "'max_turns' must be at least 1, got 0"),
+    (None, "'max_turns' takes a int, got None"),
+    (False, "'max_turns' takes a int, got False"),
+    (2.5, "'max_turns' takes a int, got 2.5"),
+])
+def test_max_turns_must_be_a_positive_integer(value, message):
+    """runner/games/cuajo.md § Engine choices: `max_turns` is a positive integer; there is no "no cap"."""
+    with pytest.raises(OptionError, match=message):
+        GAME.new_state(4, {"max_turns": value})
 
 
 def test_dealer_complete_on_the_deal_wins_as_from_stock():
@@ -454,9 +466,10 @@ def test_drawn_hand_when_the_stock_runs_out():
     open_with(state)
     state.stock = state.stock[-1:]
     events = draw_and_throw(state)
-    assert events[-1] == {"type": "drawn"} and state.is_over()
+    assert events[-1] == {"type": "drawn", "turn_cap": False} and state.is_over()
     assert [int(s) for s in state.result().scores] == [0, 0, 0, 0]
-    assert state.reveal()["next_dealer"] == DEALER and state.reveal()["outcome"] == {"drawn": True}
+    assert state.reveal()["next_dealer"] == DEALER
+    assert state.reveal()["outcome"] == {"drawn": True, "turn_cap": False}
 
 
 def test_last_discard_wins_with_an_empty_stock():
@@ -472,6 +485,66 @@ def test_last_discard_wins_with_an_empty_stock():
         "discard", [True, False], [],
     )
     assert state.balance == [-2 * 110, 2 * 110]
+
+
+# ---------------------------------------------------------------- the turn cap (house rule)
+
+
+def take_and_throw_back(state) -> list[dict]:
+    """One turn that takes the previous discard and discards that same card again."""
+    events = state.checked_apply({"type": "take"})
+    return events + discard(state, events[0]["card"])
+
+
+def test_players_who_only_take_and_throw_back_end_drawn_at_the_default_turn_cap():
+    """runner/games/cuajo.md § Engine choices (`max_turns`), § Events: taking the previous discard and
+    throwing it back is always legal, so the hand ends after turn 400 (the default; the dealer's
+    opening is turn 1), drawn as when the stock runs out: nobody pays for the hand, and the dealer's
+    secret, paid 50 by each opponent, stands."""
+    state = new_game({DEALER: "5b 5b 5b 5b Jc"}, "Hb")
+    state.checked_apply({"type": "secret", "card": "5b"})
+    open_with(state, "Jc")
+    for _ in range(398):
+        take_and_throw_back(state)
+    view = state.view(2)
+    assert (view["turn_number"], view["max_turns"], view["stock"], view["turn"]) == (400, 400, 50, 2)
+    events = take_and_throw_back(state)
+    assert events[-1] == {"type": "drawn", "turn_cap": True} and state.is_over()
+    assert state.result().scores == (-100, 100, -100, 100)
+    assert state.reveal()["outcome"] == {"drawn": True, "turn_cap": True}
+    assert state.reveal()["next_dealer"] == DEALER
+
+
+def test_the_last_discard_still_wins_when_the_turn_cap_ends_the_hand():
+    """runner/games/cuajo.md § Engine choices (`max_turns`), § A turn: after the last turn the stock
+    counts as exhausted, so the next player takes the last discard only to win; the stock still
+    holds cards, so all 15 are turned up for the payment conditions (condition 2 is never met
+    here): base 60 plus 50 for the king of coins."""
+    state = new_game({0: "3e", 1: ONE_AWAY_3E}, "Hb", "Ho", max_turns=2)
+    open_with(state)
+    draw(state)
+    events = discard(state, "3e")
+    assert events[-2] == {"type": "take", "seat": 1, "card": "3e"}
+    win = events[-1]
+    assert (win["winner"], win["source"], win["conditions"], len(win["extra_cards"])) == (1, "discard", [True, False], 15)
+    assert (win["base"], win["payment"]) == (60, 110) and state.result().scores == (-220, 220, -220, 220)
+
+
+@pytest.mark.parametrize("seed,drawn,last_turn,scores", [
+    (1690, True, 141, (-100, 100, -100, 100)),
+    (2563, True, 139, (100, -100, 100, -100)),
+    (0, True, 97, (0, 0, 0, 0)),
+    (283, False, 15, (-360, 360, -360, 360)),
+])
+def test_the_default_turn_cap_leaves_seeded_random_hands_unchanged(seed, drawn, last_turn, scores):
+    """runner/games/cuajo.md § Engine choices (`max_turns`): the default is far above normal play;
+    these long seeded random hands (and one won) end exactly as they did before the cap existed."""
+    state = GAME.new_state(4, {}, seed)
+    rng = random.Random(seed)
+    while not state.is_over():
+        state.checked_apply(random_action(state.legal_actions(), rng))
+    assert (state.outcome["drawn"], state.view(0)["turn_number"]) == (drawn, last_turn)
+    assert state.result().scores == scores
 
 
 # ---------------------------------------------------------------- properties
