@@ -150,9 +150,7 @@ def build_league(data: Mapping[str, Any], base: Path, source: str) -> League:
         game_tables = _expect(data.get("game", {}), dict, "[game]")
         chosen = _expect(data.get("games", sorted(all_games())), list, "games")
         names = [get_game(_expect(g, str, "games entry")).spec.name for g in chosen]
-        for key in game_tables:
-            if get_game(key).spec.name not in names:
-                raise LeagueError(f"[game.{key}] is set but {key} is not among the games played")
+        # settings of a game left out of `games` are checked for the game's name and otherwise unused
         tables = {get_game(key).spec.name: _expect(value, dict, f"[game.{key}]") for key, value in game_tables.items()}
         games = tuple(_game_settings(g, tables.get(g, {}), deals, f"[game.{g}]") for g in dict.fromkeys(names))
         if not games:
