@@ -74,10 +74,14 @@ def echo_round_trip(command: list[str], placement: tuple[set, set], seconds: flo
     return statistics.median(times)
 
 
-def referee_cost(placement: tuple[set, set] | None, seconds: float) -> float:
+PYTHON_BOTS = [BotSpec("a", (sys.executable, str(ROOT / "sample_bots/random/bot.py"), "--seed", "1")),
+               BotSpec("b", (sys.executable, str(ROOT / "sample_bots/random/bot.py"), "--seed", "2"))]
+C_BOT = ROOT / "sample_bots" / "c" / "bot"
+C_BOTS = [BotSpec("a", (str(C_BOT), "--seed", "1")), BotSpec("b", (str(C_BOT), "--seed", "2"))]
+
+
+def referee_cost(bots: list[BotSpec], placement: tuple[set, set] | None, seconds: float) -> float:
     """Seconds of wall time per decision of whole Knock Rummy games between two random bots."""
-    bots = [BotSpec("a", (sys.executable, str(ROOT / "sample_bots/random/bot.py"), "--seed", "1")),
-            BotSpec("b", (sys.executable, str(ROOT / "sample_bots/random/bot.py"), "--seed", "2"))]
     if placement is not None:
         os.sched_setaffinity(0, placement[1])
     decisions = elapsed = 0.0
@@ -124,15 +128,21 @@ def main() -> None:
             for placement, cpus in PLACEMENTS.items():
                 raw[name, placement] = echo_round_trip(command, cpus, seconds)
                 print(f"    {name:12} {placement:16} {raw[name, placement] * 1e6:8.1f} µs")
-        print("(2) referee's whole cost per decision, Knock Rummy, two random Python bots:")
-        cost = {}
-        for placement, cpus in [*PLACEMENTS.items(), ("unpinned", None)]:
-            cost[placement] = referee_cost(cpus, seconds)
-            line = f"    {placement:16} {cost[placement] * 1e6:8.1f} µs/decision"
-            if ("python echo", placement) in raw:
-                line += f"   = {cost[placement] / raw['python echo', placement]:.2f}x the python echo round trip"
-            print(line)
-        print(f"    same core vs different cores: {cost['different cores'] / cost['same core']:.2f}x faster on one core")
+        bot_kinds = {"python": (PYTHON_BOTS, "python echo")}
+        if C_BOT.exists() and c_echo:
+            bot_kinds["C"] = (C_BOTS, "C echo")
+        else:
+            print("    (C bots not built: bash sample_bots/build.sh to compare them too)")
+        for kind, (bots, echo_name) in bot_kinds.items():
+            print(f"(2) referee's whole cost per decision, Knock Rummy, two random {kind} bots:")
+            cost = {}
+            for placement, cpus in [*PLACEMENTS.items(), ("unpinned", None)]:
+                cost[placement] = referee_cost(bots, cpus, seconds)
+                line = f"    {placement:16} {cost[placement] * 1e6:8.1f} µs/decision"
+                if (echo_name, placement) in raw:
+                    line += f"   = {cost[placement] / raw[echo_name, placement]:.2f}x the {echo_name} round trip"
+                print(line)
+            print(f"    same core vs different cores: {cost['different cores'] / cost['same core']:.2f}x faster on one core")
     print("(3) engine alone, random legal playouts in-process:")
     ours = knock_rummy_rate(seconds)
     print(f"    knock-rummy           {ours:12,.0f} decisions/s")
