@@ -207,3 +207,17 @@ def test_the_sample_league_file_is_valid_and_plays_every_game():
     assert "random" in {entrant.name for entrant in league.entrants}
     plans = schedule({e.name: e.games for e in league.entrants}, league.games, league.seed)
     assert plans and all(len(set(plan.lineup)) >= 2 for plan in plans)
+
+
+def test_a_challenger_makes_a_gauntlet(tmp_path):
+    out = tmp_path / "gauntlet.sqlite"
+    result = cardarena("run", "--game", "casino", "--deals", "1", "--timeout", "10", "--jobs", "1", "--bootstrap", "0",
+                       "--out", str(out), "--challenger", "new", "--bot", bot("new", 1), "--bot", bot("x", 2),
+                       "--bot", bot("y", 3))
+    assert result.returncode == 0, result.stderr
+    assert sorted({row[1] for row in stored_games(out)}) == ["casino/new+x", "casino/new+y"]
+
+
+def test_resume_of_a_missing_file_creates_nothing(tmp_path):
+    line = one_clear_line(invoke(*run_args(tmp_path / "missing.sqlite"), "--resume"))
+    assert "nothing to resume" in line and not (tmp_path / "missing.sqlite").exists()

@@ -66,8 +66,8 @@ def _league_data(league_file: Path | None, bots: tuple[str, ...], games: tuple[s
                 data.setdefault("limits", {})[key] = value
             else:
                 data[key] = list(value) if isinstance(value, tuple) else value
-    if data.get("challengers") and "format" not in overrides:
-        data.setdefault("format", GAUNTLET)
+    if overrides.get("challengers") and overrides.get("format") is None:
+        data["format"] = GAUNTLET  # --challenger implies a gauntlet
     return data, base, source
 
 
@@ -103,15 +103,15 @@ def _check_resume(store: ResultStore, league: League) -> None:
                              "(manifest hash differs); use --out for a new results file")
 
 
-def _open_results(path: Path, league: League, resume: bool, explicit: bool) -> ResultStore:
+def _open_results(path: Path, league: League, resume: bool) -> ResultStore:
     """The results store for this run: new, or an existing one being resumed or extended."""
     if path.exists() and not resume:
         raise StoreError(f"{path}: already holds results; pass --resume to continue it, or another --out")
+    if resume and not path.exists():
+        raise StoreError(f"{path}: nothing to resume (no such results file)")
     store = ResultStore(path, create=True)
     try:
         if store.settings() is None:
-            if resume and explicit:
-                raise StoreError(f"{path}: nothing to resume (no tournament recorded)")
             store.save_settings(league.settings_fingerprint())
         else:
             _check_resume(store, league)
@@ -170,7 +170,7 @@ def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
         data, base, source = _league_data(league_file, bots, games, players, overrides)
         league = build_league(data, base, source)
         path = _results_path(league, out, resume)
-        store = _open_results(path, league, resume, explicit=out is not None)
+        store = _open_results(path, league, resume)
     except (LeagueError, StoreError) as error:
         raise click.ClickException(str(error)) from None
 
