@@ -221,3 +221,21 @@ def test_a_challenger_makes_a_gauntlet(tmp_path):
 def test_resume_of_a_missing_file_creates_nothing(tmp_path):
     line = one_clear_line(invoke(*run_args(tmp_path / "missing.sqlite"), "--resume"))
     assert "nothing to resume" in line and not (tmp_path / "missing.sqlite").exists()
+
+
+def test_a_bot_that_cannot_start_sits_the_run_out_with_a_warning(tmp_path):
+    out = tmp_path / "t.sqlite"
+    args = run_args(out, ("a", "b"), 1) + ["--bot", "ghost=/nonexistent/ghost-bot"]
+    done = cardarena(*args)
+    assert done.returncode == 0, done.stderr
+    assert "warning: ghost left out of this run: it failed to start (start: cannot run" in done.stderr
+    with sqlite3.connect(out) as db:
+        seated = {name for (seats,) in db.execute("SELECT seats FROM games") for name in json.loads(seats)}
+    assert seated == {"a", "b"}
+
+
+def test_a_tournament_needs_two_bots_that_start(tmp_path):
+    done = cardarena(*run_args(tmp_path / "t.sqlite", ("a",), 1), "--bot", "ghost=/nonexistent/ghost-bot")
+    assert done.returncode == 1
+    assert "only 1 of 2 bots could start; a tournament needs two" in done.stderr
+    assert "Traceback" not in done.stderr and not (tmp_path / "t.sqlite").exists()

@@ -18,6 +18,8 @@ from protocol.actions import find_legal
 from runner.console import describe
 from runner.games import get_game
 from runner.games.base import GameError, score_to_wire
+from runner.referee.faults import BotFault
+from runner.referee.process import BotProcess
 from runner.ratings import RatingError
 from runner.report import FORMATS, leaderboards, render
 from runner.tournament.execute import FinishedGame, LocalExecutor
@@ -84,6 +86,28 @@ def _results_path(league: League, out: Path | None, resume: bool) -> Path:
             raise StoreError(f"{candidates[0]}: nothing to resume (no such results file)")
         return candidates[-2]
     return candidates[-1]
+
+
+def _preflight(league: League) -> League:
+    """Start every bot once and take its hello; a bot that cannot leaves this run with a warning,
+    rather than losing every game it was scheduled for (an unbuilt sample bot, say)."""
+    ready = []
+    for entrant in league.entrants:
+        process = BotProcess(entrant.spec, league.limits)
+        try:
+            process.start()
+            ready.append(entrant)
+        except BotFault as error:
+            tail = error.fault.stderr_tail.strip().splitlines()[-1:] or [""]
+            click.echo(f"warning: {entrant.name} left out of this run: it failed to start "
+                       f"({error.fault.kind}: {error.fault.detail}){' stderr: ' + tail[0] if tail[0] else ''}; "
+                       "if it needs building, build it (sample bots: bash sample_bots/build.sh), "
+                       "then add it with --resume", err=True)
+        finally:
+            process.stop()
+    if len(ready) < 2:
+        raise LeagueError(f"only {len(ready)} of {len(league.entrants)} bots could start; a tournament needs two")
+    return replace(league, entrants=tuple(ready))
 
 
 def _check_resume(store: ResultStore, league: League) -> None:
@@ -168,7 +192,7 @@ def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
         overrides = {"deals": deals, "seed": seed, "format": form, "challengers": challengers,
                      "max_tables": max_tables, "decision_timeout": timeout, "pin_cores": pin_cores}
         data, base, source = _league_data(league_file, bots, games, players, overrides)
-        league = build_league(data, base, source)
+        league = _preflight(build_league(data, base, source))
         path = _results_path(league, out, resume)
         store = _open_results(path, league, resume)
     except (LeagueError, StoreError) as error:
