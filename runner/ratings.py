@@ -184,7 +184,7 @@ class Ratings:
     """Fitted ratings with 95% bootstrap intervals, connected groups, and the bootstrap samples."""
 
     rating: dict[str, float]
-    interval: dict[str, tuple[float, float]]
+    interval: dict[str, tuple[float, float] | None]  # None: too few duplicate sets (or no bootstrap)
     groups: list[list[str]]
     samples: list[dict[str, float]] = field(default_factory=list)
 
@@ -282,11 +282,13 @@ def rate(
     raw, groups = fit(totals, bots, prior)
     rating = _anchored(raw, groups, anchor, mean)
 
-    samples = _bootstrap_samples(signature_count, bootstrap, seed, prior, anchor, mean)
+    # A bootstrap over fewer than two clusters only redraws the same data: it says nothing of
+    # the uncertainty, so there is no interval rather than a falsely exact one.
+    enough = len(cluster_tallies) >= 2
+    samples = _bootstrap_samples(signature_count, bootstrap if enough else 0, seed, prior, anchor, mean)
     tail = (1 - confidence) / 2
-    interval: dict[str, tuple[float, float]] = {}
+    interval: dict[str, tuple[float, float] | None] = {}
     for bot in bots:
         values = sorted(sample[bot] for sample in samples if bot in sample)
-        interval[bot] = ((_percentile(values, tail), _percentile(values, 1 - tail)) if values
-                         else (rating[bot], rating[bot]))
+        interval[bot] = (_percentile(values, tail), _percentile(values, 1 - tail)) if values else None
     return Ratings(rating=rating, interval=interval, groups=groups, samples=samples)

@@ -32,8 +32,8 @@ class Row:
     rank: int
     bot: str
     elo: float
-    low: float
-    high: float
+    low: float | None  # None: no interval (too few duplicate sets)
+    high: float | None
     games: int
     wins: int
     draws: int
@@ -49,13 +49,15 @@ class Row:
 
     def cells(self) -> list[Any]:
         """The row as leaderboard cells (interval as the larger distance from the Elo)."""
-        margin = max(self.elo - self.low, self.high - self.elo)
-        return [self.rank, self.bot, round(self.elo), f"±{round(margin)}", self.games, f"{self.score:.1f}",
+        margin = "n/a" if self.low is None else f"±{round(max(self.elo - self.low, self.high - self.elo))}"
+        return [self.rank, self.bot, round(self.elo), margin, self.games, f"{self.score:.1f}",
                 f"{self.wins}-{self.draws}-{self.losses}", self.faults]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"rank": self.rank, "bot": self.bot, "elo": round(self.elo, 1), "low": round(self.low, 1),
-                "high": round(self.high, 1), "games": self.games, "score_percent": round(self.score, 2),
+        return {"rank": self.rank, "bot": self.bot, "elo": round(self.elo, 1),
+                "low": None if self.low is None else round(self.low, 1),
+                "high": None if self.high is None else round(self.high, 1),
+                "games": self.games, "score_percent": round(self.score, 2),
                 "wins": self.wins, "draws": self.draws, "losses": self.losses, "faults": self.faults,
                 "group": self.group}
 
@@ -95,7 +97,7 @@ def board(title: str, games: Sequence[StoredGame], prior: float, anchor: tuple[s
     order = sorted(ratings.rating, key=lambda bot: (ratings.group_of(bot), -ratings.rating[bot], bot))
     rows = []
     for position, bot in enumerate(order, 1):
-        low, high = ratings.interval[bot]
+        low, high = ratings.interval[bot] or (None, None)
         rows.append(Row(position, bot, ratings.rating[bot], low, high, played[bot], *outcome[bot], faults[bot],
                         ratings.group_of(bot)))
     notes = []

@@ -192,3 +192,13 @@ def test_ratings_do_not_depend_on_the_order_of_games(results, shuffler):
     assert first.rating == pytest.approx(second.rating)
     assert first.interval == second.interval or all(
         first.interval[bot] == pytest.approx(second.interval[bot]) for bot in first.interval)
+
+
+def test_no_interval_from_a_single_duplicate_set_or_no_bootstrap():
+    """Resampling one cluster only redraws the same games: the interval is unknown, not ±0."""
+    one_set = [("deal-0", [("a", "b", 1.0)]), ("deal-0", [("a", "b", 1.0)]), ("deal-0", [("a", "b", 0.0)])]
+    assert rate(one_set, bootstrap=100).interval == {"a": None, "b": None}
+    assert rate(duel(3, 0, 1), bootstrap=0).interval == {"a": None, "b": None}
+    two_sets = one_set + [("deal-1", [("a", "b", 0.0)])]
+    low, high = rate(two_sets, bootstrap=100).interval["a"]
+    assert low < high
