@@ -108,7 +108,7 @@ def test_casino_trails_the_cheapest_card_and_never_big_casino_when_it_can_help()
 
 def test_casino_builds_when_no_opponent_can_steal_the_build():
     # every other 8 is in sight, so building 8 with 3+5 and capturing it later is safe
-    view = casino_view(["3H", "8C", "8D"], ["5C", "8H", "8S"], captured=(0, 0))
+    view = casino_view(["3H", "8C", "8D"], ["5C", "8H", "8S"])
     build = {"type": "build", "card": "3H", "value": 8, "loose": ["5C"]}
     legal = [build, {"type": "trail", "card": "3H"}, {"type": "trail", "card": "8C"}]
     assert casino.steal_chance(view, 8) == 0.0
