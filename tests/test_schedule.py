@@ -170,3 +170,21 @@ def test_balanced_groups_share_every_pair_equally_often_within_one_almost_always
         groups = balanced_groups(names, min(rng.randint(2, 6), bots - 1), rng.randint(5, 60), trial)
         balanced += pair_and_seat_spread(names, groups)[0] <= 2
     assert balanced >= 196
+
+
+def test_portions_keep_duplicate_sets_whole_and_cover_every_game_once():
+    from runner.tournament.execute import MIN_PORTION_GAMES, PORTIONS_PER_WORKER, portions
+
+    plans = schedule({"a": ["knock-rummy"], "b": ["knock-rummy"]},
+                     [GameSettings("knock-rummy", players=4, deals=40)], seed=3)
+    assert len(plans) == 1  # one four-seat table for two bots: nothing to run in parallel
+    cut = portions(plans, jobs=2)
+    assert 2 <= len(cut) <= 2 * PORTIONS_PER_WORKER + 1
+    assert all(len(portion.games) >= MIN_PORTION_GAMES for portion in cut[:-1])
+    assert [g for m in cut for g in m.games] == list(plans[0].games)
+    for portion in cut:
+        assert portion.match_id == plans[0].match_id and portion.lineup == plans[0].lineup
+        clusters = [g.cluster for g in portion.games]
+        for cluster in set(clusters):  # every set it touches, it holds entirely
+            assert clusters.count(cluster) == sum(g.cluster == cluster for g in plans[0].games)
+    assert portions(plans, jobs=1) == plans

@@ -7,6 +7,7 @@ pool of worker processes on this machine; a distributed engine implements the sa
 
 from __future__ import annotations
 
+import math
 import multiprocessing
 import os
 import queue
@@ -14,7 +15,7 @@ import signal
 import sys
 import traceback
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterator, Mapping, Sequence
 
 from runner.games import get_game
@@ -65,6 +66,36 @@ def play_match(match: PlannedMatch, bots: Mapping[str, BotSpec], limits: Limits)
     yield FinishedMatch(match.match_id, [fault.to_dict() for fault in table.shutdown_faults])
 
 
+PORTIONS_PER_WORKER = 4  # enough to even out the load at the end of a run, few enough to start bots rarely
+MIN_PORTION_GAMES = 24  # below this, starting a portion's bots costs more than the games it spreads
+
+
+def portions(matches: Sequence[PlannedMatch], jobs: int) -> list[PlannedMatch]:
+    """Split matches into portions of whole duplicate sets so that `jobs` workers stay busy to the end.
+
+    A tournament may have fewer tables than workers (three bots make one four-seat Knock Rummy
+    table), or tables of very different lengths; a portion is a match over part of a table's
+    deals, with its own bot processes. Portions are cut only as fine as needed to give every
+    worker about PORTIONS_PER_WORKER of them, and never below MIN_PORTION_GAMES games, since each
+    one starts its bots afresh.
+    """
+    if jobs <= 1:
+        return list(matches)
+    target = max(MIN_PORTION_GAMES, math.ceil(sum(len(m.games) for m in matches) / (jobs * PORTIONS_PER_WORKER)))
+    cut: list[PlannedMatch] = []
+    for match in matches:
+        chunk: list[Any] = []
+        for index, planned in enumerate(match.games):
+            chunk.append(planned)
+            set_ends = index + 1 == len(match.games) or match.games[index + 1].cluster != planned.cluster
+            if set_ends and len(chunk) >= target:
+                cut.append(replace(match, games=tuple(chunk)))
+                chunk = []
+        if chunk:
+            cut.append(replace(match, games=tuple(chunk)))
+    return cut
+
+
 def _exit_on_sigterm(signum: int, frame: Any) -> None:
     """Turn SIGTERM into SystemExit so `with Match` shuts the worker's bots down on the way out."""
     sys.exit(128 + signum)
@@ -103,6 +134,7 @@ class LocalExecutor(Executor):
             return
         context = multiprocessing.get_context("fork")
         tasks, results = context.Queue(), context.Queue()
+        matches = portions(matches, self.jobs)
         jobs = min(self.jobs, len(matches))
         for match in matches:
             tasks.put(match)
