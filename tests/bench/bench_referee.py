@@ -104,6 +104,26 @@ def referee_cost(bots: list[BotSpec], placement: tuple[set, set] | None, seconds
     return elapsed / decisions
 
 
+def engine_cost(seconds: float) -> float:
+    """Seconds per decision of the engine work the referee does in-process: view, legal actions, apply."""
+    import random
+    from protocol.actions import random_action
+
+    rng, decisions, seed = random.Random(0), 0, 0
+    end = time.perf_counter() + seconds
+    start = time.perf_counter()
+    while time.perf_counter() < end:
+        state = GAME.new_state(2, {}, seed)
+        while not state.is_over():
+            state.view(state.to_move())
+            state.apply(random_action(state.legal_actions(), rng))
+            decisions += 1
+        state.result()
+        state.reveal()
+        seed += 1
+    return (time.perf_counter() - start) / decisions
+
+
 def build_c_echo(directory: str) -> list[str] | None:
     """Compile the C echo child; None where gcc is missing."""
     if shutil.which("gcc") is None:
@@ -128,6 +148,8 @@ def main() -> None:
             for placement, cpus in PLACEMENTS.items():
                 raw[name, placement] = echo_round_trip(command, cpus, seconds)
                 print(f"    {name:12} {placement:16} {raw[name, placement] * 1e6:8.1f} µs")
+        engine = engine_cost(seconds)
+        print(f"(2) the engine's share of a decision (view, legal actions, apply; in-process): {engine * 1e6:.1f} µs")
         bot_kinds = {"python": (PYTHON_BOTS, "python echo")}
         if C_BOT.exists() and c_echo:
             bot_kinds["C"] = (C_BOTS, "C echo")
@@ -143,6 +165,10 @@ def main() -> None:
                     line += f"   = {cost[placement] / raw[echo_name, placement]:.2f}x the {echo_name} round trip"
                 print(line)
             print(f"    same core vs different cores: {cost['different cores'] / cost['same core']:.2f}x faster on one core")
+            if (echo_name, "same core") in raw:
+                beyond = cost["same core"] - engine - raw[echo_name, "same core"]
+                print(f"    same core, less the engine's work and the {echo_name} round trip: {beyond * 1e6:.1f} µs "
+                      f"of framing, validation and the bot's own work per decision")
     print("(3) engine alone, random legal playouts in-process:")
     ours = knock_rummy_rate(seconds)
     print(f"    knock-rummy           {ours:12,.0f} decisions/s")
