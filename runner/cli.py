@@ -55,11 +55,14 @@ def games() -> None:
 @click.option("--record", "record_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the game record (seed, actions, result, faults) as JSON here.")
 @click.option("--quiet", is_flag=True, help="Print only the result, not every move.")
+@click.option("--log-dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Write each bot's stderr to a log file here (capped at 1 MiB per bot).")
 @click.option("--pin/--no-pin", default=True, show_default=True,
               help="Keep the referee and its bots on one CPU core (pipe round trips are several "
                    "times faster there: tests/bench/bench_referee.py).")
 def play(game_name: str, bots: tuple[str, ...], seed: int, timeout: float, handshake_timeout: float,
-         options: tuple[str, ...], record_path: Path | None, quiet: bool, pin: bool) -> None:
+         options: tuple[str, ...], record_path: Path | None, quiet: bool, log_dir: Path | None,
+         pin: bool) -> None:
     """Play one GAME between bot processes and print the moves and the result."""
     try:
         game = get_game(game_name)
@@ -83,7 +86,9 @@ def play(game_name: str, bots: tuple[str, ...], seed: int, timeout: float, hands
     if pin:
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # the bots inherit it
     limits = Limits(handshake_timeout=handshake_timeout, decision_timeout=timeout)
-    with Match(specs, limits, observer=observe) as match:
+    if log_dir is not None:
+        log_dir.mkdir(parents=True, exist_ok=True)
+    with Match(specs, limits, log_dir=log_dir, observer=observe) as match:
         record = match.play(game, seed, rule_options)
     click.echo(f"\n{game.spec.title}, seed {seed}: {len(record.actions)} decisions in {record.duration:.2f} s")
     click.echo(result_table(record))

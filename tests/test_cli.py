@@ -80,3 +80,12 @@ def test_games_lists_every_game_with_players_and_options():
     for line in ["knock-rummy  (Knock Rummy; 2-5 players", "casino", "quitlok", "cuajo",
                  "--option partnerships=False"]:
         assert line in done.stdout
+
+
+def test_log_dir_keeps_each_bots_stderr(tmp_path):
+    noisy = f"noisy={sys.executable} {ROOT / 'tests' / 'zoo' / 'noisy.py'}"
+    done = cardarena("play", "knock-rummy", "--bot", noisy, "--bot", f"r={sys.executable} {RANDOM_BOT}",
+                     "--quiet", "--log-dir", str(tmp_path / "logs"))
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "logs" / "noisy.0.stderr.log").stat().st_size >= 65_536
+    assert (tmp_path / "logs" / "r.1.stderr.log").exists()

@@ -239,3 +239,14 @@ def test_a_tournament_needs_two_bots_that_start(tmp_path):
     assert done.returncode == 1
     assert "only 1 of 2 bots could start; a tournament needs two" in done.stderr
     assert "Traceback" not in done.stderr and not (tmp_path / "t.sqlite").exists()
+
+
+def test_bot_stderr_is_logged_beside_the_results(tmp_path):
+    out = tmp_path / "t.sqlite"
+    noisy = f"noisy={sys.executable} {ROOT / 'tests' / 'zoo' / 'noisy.py'}"
+    done = cardarena("run", "--game", "casino", "--deals", "1", "--seed", "1", "--timeout", "10", "--jobs", "1",
+                     "--bootstrap", "0", "--out", str(out), "--bot", bot("a", 1), "--bot", noisy)
+    assert done.returncode == 0, done.stderr
+    logs = list((tmp_path / "t.logs").rglob("noisy.*.stderr.log"))
+    assert logs and all(log.stat().st_size > 65_536 for log in logs)
+    assert all(log.relative_to(tmp_path / "t.logs").parts[0] == "casino" for log in logs)

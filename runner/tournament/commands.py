@@ -207,8 +207,10 @@ def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
         planned = {g.game_id: (plan.match_id, g) for plan in remaining for g in plan.games}
         total = sum(len(plan.games) for plan in plans)
         click.echo(f"{league.name}: {len(league.entrants)} bots, {len(plans)} tables, {total} games "
-                   f"({total - len(planned)} already played) -> {path}", err=True)
-        executor = LocalExecutor(jobs, league.pin_cores if pin_cores is None else pin_cores)
+                   f"({total - len(planned)} already played) -> {path} (bot stderr: {path.with_suffix('.logs')})",
+                   err=True)
+        executor = LocalExecutor(jobs, league.pin_cores if pin_cores is None else pin_cores,
+                                 log_root=path.with_suffix(".logs"))
         faults = 0
         bots_by_name = {entrant.name: entrant.spec for entrant in league.entrants}
         progress = tqdm(total=total, initial=total - len(planned), unit="game", dynamic_ncols=True,

@@ -16,6 +16,7 @@ import sys
 import traceback
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
 from runner.games import get_game
@@ -56,10 +57,18 @@ class Executor(ABC):
         """Play `matches` (bots by name); closing the iterator early stops the work and its bots."""
 
 
-def play_match(match: PlannedMatch, bots: Mapping[str, BotSpec], limits: Limits) -> Iterator[FinishedGame | FinishedMatch]:
-    """Play one match's games with one process per seat of its lineup, yielding each game."""
+def play_match(match: PlannedMatch, bots: Mapping[str, BotSpec], limits: Limits,
+               log_root: Path | None = None) -> Iterator[FinishedGame | FinishedMatch]:
+    """Play one match's games with one process per seat of its lineup, yielding each game.
+
+    Bot stderr goes under `log_root`, in a folder per match portion (`<game>/<lineup>/d<first deal>`).
+    """
     game = get_game(match.game)
-    with Match([bots[name] for name in match.lineup], limits) as table:
+    log_dir = None
+    if log_root is not None:
+        log_dir = log_root / match.match_id / f"d{match.games[0].deal}"
+        log_dir.mkdir(parents=True, exist_ok=True)
+    with Match([bots[name] for name in match.lineup], limits, log_dir=log_dir) as table:
         for planned in match.games:
             record = table.play(game, planned.seed, match.options, planned.seating, planned.game_id)
             yield FinishedGame(match.match_id, planned.game_id, record.to_dict())
@@ -102,7 +111,7 @@ def _exit_on_sigterm(signum: int, frame: Any) -> None:
 
 
 def _worker(index: int, pin_cores: bool, tasks: Any, results: Any, bots: Mapping[str, BotSpec],
-            limits: Limits, parent: int) -> None:
+            limits: Limits, parent: int, log_root: Path | None) -> None:
     """Worker process: take matches until told to stop, sending each finished game to the parent."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
@@ -111,7 +120,7 @@ def _worker(index: int, pin_cores: bool, tasks: Any, results: Any, bots: Mapping
         os.sched_setaffinity(0, {cores[index % len(cores)]})  # bots spawned later inherit the core
     try:
         while (match := tasks.get()) is not None:
-            for finished in play_match(match, bots, limits):
+            for finished in play_match(match, bots, limits, log_root):
                 if os.getppid() != parent:
                     results.cancel_join_thread()  # nobody reads the queue any more: do not wait to flush it
                     return  # the runner was killed: nobody will store this work
@@ -122,11 +131,13 @@ def _worker(index: int, pin_cores: bool, tasks: Any, results: Any, bots: Mapping
 
 
 class LocalExecutor(Executor):
-    """Runs matches in `jobs` worker processes, each optionally pinned to one core with its bots."""
+    """Runs matches in `jobs` worker processes, each optionally pinned to one core with its bots;
+    bots' stderr is logged under `log_root` when given."""
 
-    def __init__(self, jobs: int | None = None, pin_cores: bool = True):
+    def __init__(self, jobs: int | None = None, pin_cores: bool = True, log_root: Path | None = None):
         self.jobs = jobs or len(os.sched_getaffinity(0))
         self.pin_cores = pin_cores
+        self.log_root = log_root
 
     def run(self, matches: Sequence[PlannedMatch], bots: Mapping[str, BotSpec],
             limits: Limits) -> Iterator[FinishedGame | FinishedMatch]:
@@ -141,7 +152,8 @@ class LocalExecutor(Executor):
         for _ in range(jobs):
             tasks.put(None)
         workers = [context.Process(target=_worker, name=f"cardarena-worker-{index}",
-                                   args=(index, self.pin_cores, tasks, results, bots, limits, os.getpid()))
+                                   args=(index, self.pin_cores, tasks, results, bots, limits, os.getpid(),
+                                         self.log_root))
                    for index in range(jobs)]
         for worker in workers:
             worker.start()
