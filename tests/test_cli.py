@@ -89,3 +89,20 @@ def test_log_dir_keeps_each_bots_stderr(tmp_path):
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "logs" / "noisy.0.stderr.log").stat().st_size >= 65_536
     assert (tmp_path / "logs" / "r.1.stderr.log").exists()
+
+
+def test_a_play_record_replays_through_the_engine(tmp_path):
+    record_path = tmp_path / "game.json"
+    done = cardarena("play", "casino", *random_bots(2), "--seed", "3", "--quiet", "--record", str(record_path))
+    assert done.returncode == 0, done.stderr
+    replayed = cardarena("replay", str(record_path), "--quiet")
+    assert replayed.returncode == 0, replayed.stderr
+    assert "replay matches the record" in replayed.stdout
+    record = json.loads(record_path.read_text())
+    record["actions"] = record["actions"][:-1]
+    record_path.write_text(json.dumps(record))
+    broken = cardarena("replay", str(record_path), "--quiet")
+    assert broken.returncode == 1 and "the game is not over" in broken.stderr
+    record_path.write_text("{}")
+    garbage = cardarena("replay", str(record_path))
+    assert garbage.returncode == 1 and "not a game record written by 'cardarena play --record'" in garbage.stderr

@@ -7,6 +7,7 @@ a resume with other settings) ends in one clear line and a non-zero exit, never 
 from __future__ import annotations
 
 import contextlib
+import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -260,37 +261,71 @@ def leaderboard(results: Path, fmt: str, anchor: str | None, bootstrap: int, sup
 
 @click.command()
 @click.argument("results", type=click.Path(dir_okay=False, path_type=Path))
-@click.argument("game_id", metavar="GAME")
+@click.argument("game_id", metavar="[GAME]", required=False)
 @click.option("--quiet", is_flag=True, help="Only check the game, without printing every move.")
-def replay(results: Path, game_id: str, quiet: bool) -> None:
-    """Replay GAME (its id, e.g. casino/a+b/d0/r1) from RESULTS move by move, checking it against the engine."""
+def replay(results: Path, game_id: str | None, quiet: bool) -> None:
+    """Replay a recorded game move by move, checking it against the engine.
+
+    RESULTS is a tournament database (then GAME is the game's id, e.g. casino/a+b/d0/r1) or the
+    JSON record written by `cardarena play --record` (then GAME is not needed).
+    """
     try:
-        with ResultStore(results) as store:
-            stored = next(store.games(game_id), None)
-            if stored is None:
-                raise click.ClickException(f"{results}: no game {game_id!r} (game ids look like "
-                                           "casino/alice+bob/d0/r1: game/lineup/deal/rotation)")
-            actions = store.actions(game_id)
-        game = get_game(stored.game)
+        if results.suffix == ".json":
+            record = _read_json_record(results)
+        else:
+            record = _read_stored_record(results, game_id)
+        game = get_game(record["game"])
     except (StoreError, GameError) as error:
         raise click.ClickException(str(error)) from None
-    if game.spec.rules_version != stored.rules_version:
-        raise click.ClickException(f"{game_id} was played under rules v{stored.rules_version}; "
+    _replay(game, record, quiet)
+
+
+def _read_json_record(path: Path) -> dict[str, Any]:
+    """A `play --record` file: the game, rules version, options, seed, seats, actions and scores."""
+    try:
+        data = json.loads(path.read_text())
+        return {"game_id": data["game_id"], "game": data["game"], "rules_version": data["rules_version"],
+                "options": data["options"], "seed": data["seed"], "seats": data["seats"],
+                "actions": [(seat, action) for seat, action in data["actions"]],
+                "scores": data["result"]["scores"], "ranks": data["ranks"]}
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise StoreError(f"{path}: not a game record written by 'cardarena play --record' ({error})") from None
+
+
+def _read_stored_record(path: Path, game_id: str | None) -> dict[str, Any]:
+    """One game of a tournament database, in the same shape as a JSON record."""
+    if game_id is None:
+        raise StoreError(f"{path}: name the game to replay (ids look like casino/alice+bob/d0/r1)")
+    with ResultStore(path) as store:
+        stored = next(store.games(game_id), None)
+        if stored is None:
+            raise StoreError(f"{path}: no game {game_id!r} (game ids look like "
+                             "casino/alice+bob/d0/r1: game/lineup/deal/rotation)")
+        return {"game_id": game_id, "game": stored.game, "rules_version": stored.rules_version,
+                "options": stored.options, "seed": stored.seed, "seats": stored.seats,
+                "actions": store.actions(game_id), "scores": stored.scores, "ranks": stored.ranks}
+
+
+def _replay(game: Any, record: dict[str, Any], quiet: bool) -> None:
+    """Apply the record's actions through the engine, failing at the first one it does not allow."""
+    if game.spec.rules_version != record["rules_version"]:
+        raise click.ClickException(f"{record['game_id']} was played under rules v{record['rules_version']}; "
                                    f"this engine implements v{game.spec.rules_version}")
-    state = game.new_state(len(stored.seats), stored.options, stored.seed)
-    click.echo(f"{game_id}: {game.spec.title}, seed {stored.seed}, seats {', '.join(stored.seats)}")
+    seats, actions = record["seats"], record["actions"]
+    state = game.new_state(len(seats), record["options"], record["seed"])
+    click.echo(f"{record['game_id']}: {game.spec.title}, seed {record['seed']}, seats {', '.join(seats)}")
     for number, (seat, action) in enumerate(actions, 1):
         if state.is_over() or state.to_move() != seat or find_legal(state.legal_actions(), action) is None:
             raise click.ClickException(f"decision {number}: the record has seat {seat} play {describe(action)}, "
                                        "which the engine does not allow: the record does not match the engine")
         events = state.apply(action)
         if not quiet:
-            click.echo(f"{number:>4}  seat {seat} {stored.seats[seat]}: {describe(action)}")
+            click.echo(f"{number:>4}  seat {seat} {seats[seat]}: {describe(action)}")
             for event in events:
                 click.echo(f"        {describe(event)}")
     if not state.is_over():
         raise click.ClickException(f"the record ends after {len(actions)} decisions but the game is not over")
     scores = [score_to_wire(score) for score in state.result().scores]
-    if scores != stored.scores:
-        raise click.ClickException(f"the engine scores {scores}, the record {stored.scores}: they do not match")
-    click.echo(f"replay matches the record: {len(actions)} decisions, scores {scores}, ranks {stored.ranks}")
+    if scores != record["scores"]:
+        raise click.ClickException(f"the engine scores {scores}, the record {record['scores']}: they do not match")
+    click.echo(f"replay matches the record: {len(actions)} decisions, scores {scores}, ranks {record['ranks']}")
