@@ -361,6 +361,8 @@ def test_bad_options_and_player_counts(players, options, message):
     (stacked_deck()[:-1] + ["Q1"], "missing \\['Q12'\\], extra \\['Q1'\\]"),
     (stacked_deck()[:-1] + ["AS"], "Quitli cards"),
     ("Q1Q2", "Quitli cards"),
+    (24, "Quitli cards"),
+    ({f"Q{n}": 2 for n in range(1, 13)}, "Quitli cards"),
 ])
 def test_bad_deck_is_an_option_error(deck, message):
     """runner/games/quitlok.md § Engine choices (Deal order): a hand-built deck must be the whole Quitli deck."""

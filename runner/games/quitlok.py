@@ -68,7 +68,7 @@ def check_option_combination(options: Mapping[str, Any]) -> None:
 
 def parse_deck(deck: Sequence[str]) -> list[int]:
     """The fixed card order `deck` (wire forms, top first) as ints; OptionError unless it is the Quitli deck."""
-    if isinstance(deck, str) or not all(isinstance(name, str) and name in CARD_BY_NAME for name in deck):
+    if not isinstance(deck, (list, tuple)) or not all(isinstance(name, str) and name in CARD_BY_NAME for name in deck):
         raise OptionError(f"deck must be a list of Quitli cards 'Q1'..'Q12', got {deck!r}")
     cards = [CARD_BY_NAME[name] for name in deck]
     if Counter(cards) != Counter(FULL_DECK):
