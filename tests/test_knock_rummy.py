@@ -210,6 +210,55 @@ def test_deadwood_is_optimal_against_brute_force(hand):
     assert total == sum(VALUE[c] for c in unmatched)
 
 
+
+def melds_within(hand: list[int]) -> list[frozenset[int]]:
+    """Every set and run that can be formed from the cards of `hand`, by the definitions."""
+    found = []
+    for rank in range(1, 14):
+        same = [c for c in hand if RANK[c] == rank]
+        found += [frozenset(group) for size in (3, 4) for group in itertools.combinations(same, size)]
+    for suit in range(4):
+        held = {RANK[c] for c in hand if SUIT[c] == suit}
+        for low in range(1, 12):
+            for high in range(low + 2, 14):
+                if all(rank in held for rank in range(low, high + 1)):
+                    found.append(frozenset((rank - 1) * 4 + suit for rank in range(low, high + 1)))
+    return found
+
+
+def brute_force_by_melds(hand: list[int]) -> int:
+    """The least deadwood: the hand's value less the most value any choice of disjoint melds covers."""
+    melds = melds_within(hand)
+    best = 0
+
+    def choose(start: int, used: frozenset[int], covered: int) -> None:
+        nonlocal best
+        best = max(best, covered)
+        for i in range(start, len(melds)):
+            if not melds[i] & used:
+                choose(i + 1, used | melds[i], covered + sum(VALUE[c] for c in melds[i]))
+
+    choose(0, frozenset(), 0)
+    return sum(VALUE[c] for c in hand) - best
+
+
+def test_deadwood_is_optimal_on_full_size_hands_with_court_cards():
+    """runner/games/knock_rummy.md § Melds, § Players, cards, values: the least deadwood of 7- to
+    11-card hands over the whole deck (court cards count 10 but run as J, Q, K), against a brute
+    force over every choice of disjoint melds; the hands are drawn from narrow rank windows so
+    that they hold many overlapping sets and runs."""
+    rng = random.Random(2024)
+    for _ in range(600):
+        low, width = rng.randint(1, 13), rng.choice([3, 4, 5, 13])
+        window = [c for c in range(52) if low <= RANK[c] < low + width]
+        size = rng.choice([7, 10, 11])
+        hand = rng.sample(window if len(window) >= size else list(range(52)), size)
+        total, melds, unmatched = best_arrangement(hand)
+        assert total == brute_force_by_melds(hand), [NAME[c] for c in hand]
+        assert all(is_meld(meld) for meld in melds)
+        assert sorted(unmatched + [c for meld in melds for c in meld]) == sorted(hand)
+
+
 # --- play -----------------------------------------------------------------------------------
 
 THREE_HANDS = ["AC 2C 3C 5D 5H 5S 4D", "7C 8C 9C 10H JH QH 6S", "2D 3D 9H 9S 10S 4H 6H"]
@@ -248,6 +297,25 @@ def test_a_card_drawn_from_the_stock_may_be_discarded_at_once():
     assert state.legal_actions() == [discard(c) for c in hand] + [knock(c) for c in hand]
     play(state, discard("KS"))
     assert state.view(2)["discard_pile"] == ["KD", "KS"] and state.view(2)["stock"] == 29
+
+
+
+def test_knocked_card_and_stock_draws_are_hidden_from_the_other_seats():
+    """runner/games/knock_rummy.md § Engine choices, § Views on the wire: the knocked card is shown
+    to the knocker only and a card drawn from the stock to its drawer only; a card taken from the
+    discard pile is public (`known_cards`) and so not among another seat's hidden cards."""
+    state = deal(THREE_HANDS, "KD", ["KS", "QS"])
+    play(state, DRAW_DISCARD, discard("4D"))       # seat 0 takes KD: now public
+    play(state, DRAW_STOCK)                        # seat 1 draws KS: its own secret
+    assert "KS" in state.view(1)["hand"] and "KS" in state.hidden_cards(0) and "KS" in state.hidden_cards(2)
+    assert "KS" not in str(state.view(0)) and "KS" not in str(state.view(2))
+    assert "KD" not in state.hidden_cards(1) and state.view(1)["known_cards"][0] == ["KD"]
+    play(state, knock("KS"))
+    assert state.view(1)["knock_card"] == "KS" and "KS" not in state.hidden_cards(1)
+    for other in (0, 2):
+        assert state.view(other)["knock_card"] is None and "KS" in state.hidden_cards(other)
+        assert "KS" not in str(state.view(other))
+    assert state.reveal()["knock_card"] == "KS" and "KS" not in state.reveal()["hands"][1]
 
 
 # --- scoring ----------------------------------------------------------------------------------
@@ -451,6 +519,52 @@ def test_settle_examples(deadwoods, knocker, expected):
     """runner/games/knock_rummy.md § Scoring 1-5: worked settlements, exact fractions, summing to zero."""
     payments, _ = settle(deadwoods, knocker)
     assert payments == expected and sum(payments) == 0
+
+
+
+def settle_by_the_rules(deadwoods: list[int], knocker: int | None) -> list[Fraction]:
+    """Scoring 1-5 transcribed case by case from the rules text, payment by payment."""
+    players, net = len(deadwoods), [Fraction(0)] * len(deadwoods)
+
+    def pay(payer: int, payees: list[int], amount: int) -> None:
+        net[payer] -= amount
+        for payee in payees:
+            net[payee] += Fraction(amount, len(payees))
+
+    if knocker is not None and deadwoods[knocker] == 0:  # 1: rummy
+        for seat in range(players):
+            if seat != knocker:
+                pay(seat, [knocker], deadwoods[seat] + 25)
+        return net
+    least = min(deadwoods)
+    winners = [seat for seat in range(players) if deadwoods[seat] == least]
+    if len(winners) == 1:  # 2 (and 5 without a knocker)
+        for seat in range(players):
+            if seat != winners[0]:
+                pay(seat, winners, deadwoods[seat] - least)
+        if knocker is not None and knocker != winners[0]:
+            pay(knocker, winners, 10)
+    elif knocker in winners:  # 3: the knocker pays nothing, the other tied players collect
+        for seat in range(players):
+            if seat not in winners:
+                pay(seat, [w for w in winners if w != knocker], deadwoods[seat] - least)
+    else:  # 4 (and 5): everything pooled, the knocker's 10 included
+        for seat in range(players):
+            if seat not in winners:
+                pay(seat, winners, deadwoods[seat] - least + (10 if seat == knocker else 0))
+    return net
+
+
+@pytest.mark.parametrize("players", [2, 3, 4, 5])
+def test_settle_agrees_with_the_rules_in_every_tie_combination(players):
+    """runner/games/knock_rummy.md § Scoring 1-5: every combination of deadwoods 0-3 (so every tie
+    pattern: the knocker alone, the knocker tied with one or several, non-knockers tied, no
+    knocker, rummy against other zeros) and every knocker, against a case-by-case transcription."""
+    for deadwoods in itertools.product(range(4), repeat=players):
+        for knocker in [None, *range(players)]:
+            payments, collectors = settle(list(deadwoods), knocker)
+            assert payments == settle_by_the_rules(list(deadwoods), knocker), (deadwoods, knocker)
+            assert sum(payments) == 0
 
 
 @settings(max_examples=200, deadline=None)
