@@ -125,6 +125,22 @@ def test_bad_player_counts_options_and_decks_are_refused():
         GAME.new_state(2, deck=["1X"] + list(NAME[1:]))
 
 
+
+@pytest.mark.parametrize("deck", [
+    52,
+    " ".join(NAME),
+    {name: None for name in NAME},
+    set(NAME),
+])
+def test_a_deck_that_is_not_a_list_of_cards_is_refused(deck):
+    """runner/games/knock_rummy.md § Engine choices (Dealing): a fixed deck is given top card first,
+    so it must be a list (or tuple) of wire cards; a number, a string, a mapping or a set (whose
+    order is not fixed) is an OptionError that says so, not a TypeError or a silently read deck."""
+    with pytest.raises(OptionError, match="deck must be a list of the 52 cards, top first"):
+        GAME.new_state(2, deck=deck)
+    assert GAME.new_state(2, deck=tuple(NAME)).view(0)["discard_pile"] == [NAME[20]]
+
+
 @pytest.mark.parametrize("value,message", [
     (0, "'max_turns' must be at least 1, got 0"),
     (None, "'max_turns' takes a int, got None"),

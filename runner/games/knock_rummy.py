@@ -417,6 +417,9 @@ def _shuffled_deck(rng: random.Random) -> list[int]:
 
 def _parse_deck(deck: Sequence[str]) -> list[int]:
     """A fixed deck order from wire forms: all 52 cards once each, else OptionError."""
+    if not isinstance(deck, (list, tuple)):
+        # a string, a mapping or a set would be read by iteration: characters, keys, hash order
+        raise OptionError(f"deck must be a list of the 52 cards, top first; got a {type(deck).__name__}")
     order = []
     for name in deck:
         card = _CARD_BY_NAME.get(name) if isinstance(name, str) else None
