@@ -16,9 +16,19 @@ def cardarena(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
                           timeout=timeout, cwd=ROOT)
 
 
+HEURISTIC_BOT = ROOT / "sample_bots" / "heuristic" / "bot.py"
+
+
 def random_bots(count: int) -> list[str]:
     return [arg for seat in range(count)
             for arg in ("--bot", f"r{seat}={sys.executable} {RANDOM_BOT} --seed {seat}")]
+
+
+def mixed_bots(count: int) -> list[str]:
+    """Sample bots of two kinds, alternating by seat (so partners in 2 v 2 are the same kind)."""
+    return [arg for seat in range(count)
+            for arg in ("--bot", f"{'rh'[seat % 2]}{seat}={sys.executable} "
+                                 f"{(RANDOM_BOT, HEURISTIC_BOT)[seat % 2]} --seed {seat}")]
 
 
 @pytest.mark.parametrize("game,players,options", [
@@ -29,21 +39,21 @@ def random_bots(count: int) -> list[str]:
     ("quitlok", 5, []),
     ("cuajo", 4, []),
 ])
-def test_play_a_whole_game_between_random_bots(tmp_path, game, players, options):
+def test_play_a_whole_game_between_sample_bots(tmp_path, game, players, options):
     record_path = tmp_path / "record.json"
-    done = cardarena("play", game, *random_bots(players), "--seed", "7", "--timeout", "5",
+    done = cardarena("play", game, *mixed_bots(players), "--seed", "7", "--timeout", "5",
                      "--record", str(record_path), *options)
     assert done.returncode == 0, done.stderr
     assert "FAULT" not in done.stderr
     record = json.loads(record_path.read_text())
     assert record["game"] == game and record["seed"] == 7 and record["faults"] == []
-    assert record["seats"] == [f"r{seat}" for seat in range(players)]
+    assert record["seats"] == [f"{'rh'[seat % 2]}{seat}" for seat in range(players)]
     assert len(record["actions"]) >= 1 and len(record["ranks"]) == players
     assert f"{len(record['actions'])} decisions" in done.stdout
     # The printed log names every decision, numbered.
     assert f"{len(record['actions']):>4}  seat" in done.stdout
     # Same seed, same bots: the same game.
-    again = cardarena("play", game, *random_bots(players), "--seed", "7", "--timeout", "5",
+    again = cardarena("play", game, *mixed_bots(players), "--seed", "7", "--timeout", "5",
                       "--record", str(tmp_path / "again.json"), *options)
     assert json.loads((tmp_path / "again.json").read_text())["actions"] == record["actions"]
 
