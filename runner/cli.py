@@ -46,7 +46,7 @@ def games() -> None:
 @click.argument("game_name", metavar="GAME")
 @click.option("--bot", "bots", multiple=True, required=True, metavar="NAME=CMD",
               help="A bot per seat, in seat order (repeat the option).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the deal.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the deal.")
 @click.option("--timeout", type=click.FloatRange(min=0.001), default=1.0, show_default=True,
               help="Seconds a bot has for each decision.")
 @click.option("--handshake-timeout", type=click.FloatRange(min=0.001), default=10.0, show_default=True,

@@ -35,6 +35,9 @@ def test_player_count_and_teams():
     SPEC.check_players(3)
     with pytest.raises(OptionError, match="2 to 4 players, not 5"):
         SPEC.check_players(5)
+    for not_a_count in (2.0, "3", True, None):
+        with pytest.raises(OptionError, match="must be a whole number"):
+            SPEC.check_players(not_a_count)
     assert SPEC.teams(4, {"partnerships": True}) == (0, 1, 0, 1)
     assert SPEC.teams(4, {"partnerships": False}) is None
 

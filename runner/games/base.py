@@ -106,6 +106,8 @@ class GameSpec:
 
     def check_players(self, players: int) -> None:
         """Raise OptionError unless `players` is a player count this game allows."""
+        if type(players) is not int:
+            raise OptionError(f"the number of players must be a whole number, got {players!r}")
         if not self.min_players <= players <= self.max_players:
             allowed = (
                 str(self.min_players)
