@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from runner.games.base import OptionError, random_action
+from runner.games.base import IllegalAction, OptionError, random_action
 from runner.games.quitlok import FULL_DECK, GAME, hand_value
 
 PLAYERS = 5
@@ -241,6 +241,28 @@ def test_retiring_on_a_4_is_offered_only_from_the_4th_hand():
     assert state.view(0)["stacks"][0] == 100 and state.to_move() == 4 and state.view(0)["phase"] == "fund"
 
 
+def test_other_seats_cannot_tell_whether_the_banker_holds_a_retiring_card():
+    """runner/games/quitlok.md § What each player sees and § Retiring: the banker's card is face down, so from
+    the 4th hand the banker is asked at every card received and only the banker learns whether retiring is offered."""
+    holding_4 = new_session(*RETIREMENT_DECK)
+    holding_11 = new_session(*RETIREMENT_DECK[:-1], 11)
+    for state in (holding_4, holding_11):
+        play(state, fund(40))
+        for _hand in range(3):
+            all_stay(state)
+        assert state.view(0)["hand_number"] == 4 and state.to_move() == 0 and state.view(0)["phase"] == "retire"
+    assert holding_4.legal_actions() == [{"type": "retire"}, {"type": "keep"}]
+    assert holding_11.legal_actions() == [{"type": "keep"}]
+    with pytest.raises(IllegalAction):
+        holding_11.checked_apply({"type": "retire"})
+    for seat in range(1, PLAYERS):
+        assert holding_4.view(seat) == holding_11.view(seat)
+    assert play(holding_4, "keep") == play(holding_11, "keep") == [{"type": "keep", "seat": 0}]
+    for seat in range(1, PLAYERS):
+        assert holding_4.view(seat) == holding_11.view(seat)
+    assert holding_11.to_move() == 4
+
+
 def test_keeping_the_bank_goes_on_with_the_hand():
     """runner/games/quitlok.md § Retiring: the decision is offered at that moment only; keeping plays the hand."""
     state = new_session(*RETIREMENT_DECK)
@@ -260,6 +282,8 @@ def test_retiring_on_a_7_as_the_fresh_card_after_a_mid_hand_settlement():
     play(state, fund(10))
     for _hand in range(3):
         all_stay(state)
+    assert state.legal_actions() == [{"type": "keep"}]  # dealt a 12: asked, but may not retire
+    play(state, "keep")
     assert state.to_move() == 4
     play(state, bet(10), "stay")
     events = play(state, "stand")
@@ -318,6 +342,7 @@ def test_reshuffle_happens_when_exactly_one_card_is_left():
     for _hand in range(3):
         all_stay(state)
     assert state.view(0)["deck_size"] == 4 and state.view(0)["discards_unseen"] == 15
+    play(state, "keep")  # the banker, dealt a 12 in the 4th hand, is asked about retiring
     assert play(state, "blot", "blot") == [
         {"type": "blot", "seat": 4, "card": "Q1"}, {"type": "blot", "seat": 4, "card": "Q2"}]
     assert state.view(0)["deck_size"] == 2

@@ -126,7 +126,7 @@ class QuitlokState(GameState):
         if phase == FUND:
             return [{"type": "fund", "amount": {"min": self.options["min_bank"], "max": self.stacks[self.banker]}}]
         if phase == RETIRE:
-            return [{"type": "retire"}, {"type": "keep"}]
+            return [{"type": "retire"}, {"type": "keep"}] if self._may_retire() else [{"type": "keep"}]
         return []
 
     def apply(self, action: Action) -> list[Event]:
@@ -138,7 +138,7 @@ class QuitlokState(GameState):
             self._banker_action(kind)
         elif self.phase == FUND and kind == "fund":
             self._fund(action["amount"])
-        elif self.phase == RETIRE and kind in ("retire", "keep"):
+        elif self.phase == RETIRE and (kind == "keep" or kind == "retire" and self._may_retire()):
             self._retirement_decision(kind == "retire")
         else:
             raise IllegalAction(f"{action!r} is not an action of the {self.phase!r} phase")
@@ -299,9 +299,16 @@ class QuitlokState(GameState):
         self.banks_held += 1
         self._open_bank((self.banker - 1) % self.players)
 
-    def _retirement_due(self) -> bool:
-        """Whether the banker's newest card lets them retire now (a 4 or 7 from their 4th hand on)."""
-        return self.hand_number >= FIRST_HAND_TO_RETIRE and self.hands[self.banker][-1] in RETIREMENT_CARDS
+    def _retirement_question_due(self) -> bool:
+        """Whether the banker is asked about retiring on the card just received: every card from their 4th hand on.
+
+        Asked whatever the card, so that the question itself tells the other seats nothing about a face-down card.
+        """
+        return self.hand_number >= FIRST_HAND_TO_RETIRE
+
+    def _may_retire(self) -> bool:
+        """Whether the banker's newest card lets them retire now: a 4 or a 7."""
+        return self.hands[self.banker][-1] in RETIREMENT_CARDS
 
     def _retirement_decision(self, retire: bool) -> None:
         if not retire:
@@ -334,8 +341,8 @@ class QuitlokState(GameState):
         self._continue_after_banker_card()
 
     def _continue_after_banker_card(self) -> None:
-        """After the banker receives a card with no bet outstanding: offer retirement or go on playing."""
-        if self._retirement_due():
+        """After the banker receives a card with no bet outstanding: ask about retiring (from the 4th hand) or go on."""
+        if self._retirement_question_due():
             self.phase = RETIRE
         else:
             self._next_turn()
@@ -507,7 +514,7 @@ class Quitlok(Game):
         max_players=10,
         partnerships="none",
         zero_sum=True,
-        rules_version="1",
+        rules_version="2",
         summary="A banking game of 21 with the 24-card Quitli deck; every player holds the bank once.",
         options=(
             Option("stack", 100, "chips each player starts with", minimum=1),
