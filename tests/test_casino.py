@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections import Counter
 
 import pytest
@@ -353,6 +354,23 @@ def test_bad_options_are_option_errors(players, options, message):
 def test_bad_deck_is_an_option_error(deck, message):
     """runner/games/casino.md § Engine choices: a fixed deck must be the 52 cards, each once."""
     with pytest.raises(OptionError, match=message):
+        GAME.new_state(2, None, deck=deck)
+
+
+@pytest.mark.parametrize("deck,message", [
+    (list(NAME)[:51] + ["AC"], "missing KS; repeated AC"),
+    (list(NAME)[1:], "got 51 cards, missing AC"),
+    (set(NAME), "list of the 52 cards, top first; got a set"),
+    ("AC" * 26, "got a str"),
+    (5, "got a int"),
+])
+def test_bad_deck_names_the_problem(deck, message):
+    """runner/games/casino.md § Engine choices: a fixed deck is a list (an order) of the 52 cards, each once.
+
+    A set was accepted and dealt in hash order (a deal depending on PYTHONHASHSEED), a string failed
+    on its first character, and a deck with a repeated card did not say which card.
+    """
+    with pytest.raises(OptionError, match=re.escape(message)):
         GAME.new_state(2, None, deck=deck)
 
 

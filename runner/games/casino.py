@@ -9,6 +9,7 @@ cached; concrete card choices are expanded from those multisets only at the end.
 from __future__ import annotations
 
 import random
+from collections import Counter
 from functools import lru_cache
 from itertools import chain, combinations, product
 from typing import Any, Mapping, Sequence
@@ -566,13 +567,24 @@ class Casino(Game):
 
     @staticmethod
     def _parse_deck(deck: Sequence[str]) -> list[int]:
-        """The fixed deal order as cards; it must be the 52 cards, each once."""
+        """The fixed deal order as cards; it must be a list (or tuple) of the 52 cards, each once."""
+        if not isinstance(deck, (list, tuple)):
+            # a set would be dealt in hash order, a string by its characters: neither is an order
+            raise OptionError(f"a casino deck must be a list of the 52 cards, top first; got a {type(deck).__name__}")
         try:
             order = [cards.parse(name) for name in deck]
         except ValueError as error:
             raise OptionError(f"bad casino deck: {error}") from None
         if sorted(order) != list(cards.DECK):
-            raise OptionError(f"a casino deck must hold each of the 52 cards once, got {len(order)} cards")
+            counts = Counter(order)
+            problems = [
+                f"{label} {', '.join(NAME[c] for c in found)}"
+                for label, found in (("missing", [c for c in cards.DECK if not counts[c]]),
+                                     ("repeated", sorted(c for c, n in counts.items() if n > 1)))
+                if found
+            ]
+            raise OptionError(
+                f"a casino deck must hold each of the 52 cards once, got {len(order)} cards, {'; '.join(problems)}")
         return order
 
 
