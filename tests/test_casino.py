@@ -481,3 +481,18 @@ def test_view_shows_the_documented_fields():
     assert view["teams"] is None and view["last_capturer"] is None and view["target"] == 21
     assert set(view) == {"seat", "round", "dealer", "to_move", "hand", "table", "players", "teams", "stock", "last",
                          "last_capturer", "target"}
+
+
+def test_played_event_is_canonical_whatever_the_answer_looks_like():
+    """runner/games/casino.md § Events on the wire: the played action with "seat" added, in the engine's own form.
+
+    The referee applies the bot's answer, which matches a legal entry whatever its key order; the
+    event copied that dict, so its key order and its very lists came from the bot.
+    """
+    state = position(["8C"], ["3H", "5D"], [(8, ["5S", "3S"], "other")])
+    answer = {"builds": [1], "loose": ["3H", "5D"], "card": "8C", "type": "capture"}
+    event = state.checked_apply(answer)[0]
+    assert list(event) == ["seat", "type", "card", "loose", "builds", "sweep"]
+    assert event["loose"] is not answer["loose"] and event["builds"] is not answer["builds"]
+    answer["loose"].append("KD")
+    assert event["loose"] == ["3H", "5D"]

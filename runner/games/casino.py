@@ -25,6 +25,9 @@ SPADES = 3
 BIG_CASINO = cards.card(10, 1)  # ten of diamonds
 LITTLE_CASINO = cards.card(2, SPADES)
 
+#: every key of an action, in the order the legal entries give them (casino.md § Actions on the wire)
+ACTION_KEYS = ("type", "card", "build", "value", "loose", "builds")
+
 #: the high bit of every 4-bit value slot: subtracting a part from a pool whose slots carry this
 #: bit leaves it set in every slot exactly when the part fits (slots never exceed 4)
 _GUARD = sum(8 << (4 * slot) for slot in range(HIGHEST_NUMBER))
@@ -297,7 +300,12 @@ class CasinoState(GameState):
         used = [cards.parse(name) for name in action.get("loose", [])]
         for c in used:
             self.loose.remove(c)
-        event: Event = {"seat": seat, **action}
+        # the engine's own form: the answer may order its keys otherwise, and its lists are not ours
+        event: Event = {"seat": seat}
+        for key in ACTION_KEYS:
+            if key in action:
+                value = action[key]
+                event[key] = list(value) if isinstance(value, list) else value
         if kind == "capture":
             taken_ids = set(action["builds"])
             taken_builds = [b for b in self.builds if b.id in taken_ids]
