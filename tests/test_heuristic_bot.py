@@ -187,6 +187,7 @@ def test_quitlok_banker_draws_to_a_threshold_funds_modestly_and_retires_when_ahe
     behind = quitlok_view("retire", 4, stacks=(75, 110, 100, 100, 100), bank=15)
     assert quitlok.decide(ahead, retire, RNG) == {"type": "retire"}
     assert quitlok.decide(behind, retire, RNG) == {"type": "keep"}
+    assert quitlok.decide(ahead, [{"type": "keep"}], RNG) == {"type": "keep"}  # a card that is no 4 or 7
 
 
 # ---------------------------------------------------------------- real games

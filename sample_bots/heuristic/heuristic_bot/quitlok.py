@@ -70,8 +70,11 @@ def fund(view: dict[str, Any], legal: list[dict[str, Any]]) -> dict[str, Any]:
     return {**entry, "amount": clamp(view["stacks"][view["seat"]] // FUND_SHARE, entry["amount"])}
 
 
-def retire_or_keep(view: dict[str, Any]) -> dict[str, Any]:
-    """Retire with the bank when stack plus bank is more than our share of the table's money."""
+def retire_or_keep(view: dict[str, Any], legal: list[dict[str, Any]]) -> dict[str, Any]:
+    """Retire with the bank, where the card allows it, when stack plus bank is more than our share of the
+    table's money (the banker is asked at every card from the 4th hand, so `retire` is not always legal)."""
+    if find(legal, "retire") is None:
+        return {"type": "keep"}
     stacks = view["stacks"]
     # no bet is outstanding when retiring is offered, so stacks and bank hold all the money
     fair_share = (sum(stacks) + view["bank"]) / len(stacks)
@@ -85,7 +88,7 @@ def decide(view: dict[str, Any], legal: list[dict[str, Any]], rng: random.Random
     if phase == "fund":
         return fund(view, legal)
     if phase == "retire":
-        return retire_or_keep(view)
+        return retire_or_keep(view, legal)
     if phase == "banker":
         return play_banker(view, legal)
     return play_turn(view, legal)
