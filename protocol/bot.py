@@ -1,11 +1,14 @@
 """The Python bot SDK: write `decide(view, legal)` and get framing, handshake and the game loop.
 
-    from protocol.bot import run
+    import random
+    from protocol.bot import random_action, run
+
+    rng = random.Random(1)
 
     def decide(view, legal):
-        return legal[0] if "min" not in str(legal[0]) else ...
+        return random_action(legal, rng)  # a legal entry, with an integer drawn inside any range
 
-    run(decide, name="first-legal")
+    run(decide, name="my-random")
 
 or subclass `Bot` to keep state across a game (`start_game`, `end_game`, `decide`). The SDK
 only needs msgpack; it never imports the referee. Anything printed to stdout would corrupt the
