@@ -170,3 +170,16 @@ def test_a_bot_that_dies_between_games_is_a_crash_in_the_next_game():
     assert [(f.kind, f.seat) for f in second.faults] == [("crash", 1)]
     assert "exited between games (killed by signal 9)" in second.faults[0].detail
     assert third.faults == [], "the bot is started afresh for the next game"
+
+
+def test_the_applied_action_is_the_engines_own_entry():
+    """A legal answer with its keys in another order is accepted; the engine's entry is what is
+    applied and recorded, so the game never holds objects a bot built."""
+    reordered = BotSpec("reordered", (sys.executable, "reordered.py"), cwd=str(zoo_bot("reordered.py").cwd))
+    with Match([reordered, random_bot()], LIMITS) as match:
+        record = match.play(KNOCK_RUMMY, seed=4)
+    assert record.faults == []
+    state = KNOCK_RUMMY.new_state(2, record.options, 4)
+    for seat, action in record.actions:
+        assert any(list(action.items()) == list(entry.items()) for entry in state.legal_actions())
+        state.apply(action)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from protocol.actions import find_legal, random_action
+from protocol.actions import find_legal, is_range, random_action
 from protocol.messages import ProtocolViolation, check_message
 from runner.games.base import Game, Result
 from runner.referee.faults import BotFault, Fault
@@ -214,11 +214,14 @@ class Match:
                                  f"answered decision {message['decision']}, but decision {decision} was asked",
                                  data=raw, message=message, stderr_tail=process.stderr_tail()))
         action = message["action"]
-        if find_legal(legal, action) is None:
+        entry = find_legal(legal, action)
+        if entry is None:
             raise BotFault(Fault("illegal", process.spec.name,
                                  f"action {action!r} is not among the {len(legal)} legal actions",
                                  data=raw, message=message, stderr_tail=process.stderr_tail()))
-        return action
+        # The engine's own entry, with the bot's integer only where it offered a range: the game
+        # and the record never hold objects built by a bot (its key order, its lists).
+        return {key: action[key] if is_range(value) else value for key, value in entry.items()}
 
     def _process(self, index: int) -> BotProcess:
         """The running process of bot `index`, started (with its handshake) if it is not running."""
