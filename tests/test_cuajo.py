@@ -597,3 +597,22 @@ def test_seeded_game_replays_identically(seed):
     for action in record:
         replayed += replay.checked_apply(action)
     assert replayed == events and replay.reveal() == state.reveal()
+
+
+# ---------------------------------------------------------------- review fixes
+
+
+def test_sowee_secret_that_wins_is_offered_with_only_its_four_cards_in_hand():
+    """runner/games/cuajo.md § Secrets, § Engine choices (Winning by laying a sowee secret): a sowee
+    secret whose fourth card fits wins, even when those four are the last cards in hand; the
+    "leaves a card to discard" limit only matters when no win follows. Here the dealer lays three
+    secrets, then 4e 4e 4e (the sowee's copies) with Kb, a lone king: 16 cards complete."""
+    state = new_game({DEALER: "5b 5b 5b 5b 3c 3c 3c 3c Jo Jo Jo Jo 4e 4e 4e Kb"}, "4e")
+    for card in ("3c", "5b", "Jo"):
+        state.checked_apply({"type": "secret", "card": card})
+    assert state.legal_actions() == [{"type": "sowee_secret", "card": "Kb"}, {"type": "discard", "card": "4e"}]
+    events = state.checked_apply({"type": "sowee_secret", "card": "Kb"})
+    assert events[0] == {"type": "secret", "seat": DEALER, "kind": "sowee", "payment": 50}
+    assert (events[1]["type"], events[1]["source"], events[1]["kings"], events[1]["payment"]) == ("win", "deal", 20, 130)
+    assert state.balance == [-(4 * 100 + 2 * 130), 4 * 100 + 2 * 130]
+

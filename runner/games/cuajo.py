@@ -283,13 +283,19 @@ class CuajoState(GameState):
         return []
 
     def _discard_phase_actions(self) -> list[Action]:
-        """Secrets that leave a card to discard, then every discardable card type."""
+        """Secrets that leave a card to discard (or win), then every discardable card type."""
         hand = self.hands[self.current]
         size = sum(hand)
         actions: list[Action] = [
             {"type": "secret", "card": NAME[t]} for t in range(TYPES) if hand[t] >= COPIES and size > COPIES
         ]
-        if self.fourth[self.current] is None and hand[self.sowee] >= 3 and size > COPIES:
+        # the free cards after a sowee secret are the hand less the three sowee cards, whatever the
+        # fourth; one that leaves no card to discard is offered only when it wins
+        if (
+            self.fourth[self.current] is None
+            and hand[self.sowee] >= 3
+            and (size > COPIES or self._sowee_secret_wins())
+        ):
             actions += [
                 {"type": "sowee_secret", "card": NAME[t]}
                 for t in range(TYPES)
@@ -349,6 +355,12 @@ class CuajoState(GameState):
         else:
             raise ValueError(f"unknown Cuajo action type {kind!r}")
         return events
+
+    def _sowee_secret_wins(self) -> bool:
+        """Whether the player to move would win by laying a sowee secret (with any fourth card)."""
+        counts = self.hands[self.current][:]
+        counts[self.sowee] -= 3
+        return not self.penalty[self.current] and is_complete(counts)
 
     def _complete_now(self, seat: int) -> bool:
         """Whether `seat` holds a complete hand now and is allowed to win with it."""
@@ -556,7 +568,7 @@ class Cuajo(Game):
         max_players=4,
         partnerships="fixed",
         zero_sum=True,
-        rules_version="2",
+        rules_version="3",
         summary="Partnership rummy with a 112-card Spanish deck: secrets, purro, and payments in cents.",
         options=(
             Option(
