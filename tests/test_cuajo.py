@@ -616,3 +616,19 @@ def test_sowee_secret_that_wins_is_offered_with_only_its_four_cards_in_hand():
     assert (events[1]["type"], events[1]["source"], events[1]["kings"], events[1]["payment"]) == ("win", "deal", 20, 130)
     assert state.balance == [-(4 * 100 + 2 * 130), 4 * 100 + 2 * 130]
 
+
+def test_no_purro_for_a_card_the_player_holds_all_four_of():
+    """runner/games/cuajo.md § Purro, § Engine choices (Purro): one card away means a card of the deck
+    would complete the 16 cards; with all four 5o laid in a secret, 3o 4o can never be completed,
+    just as when the four 5o are still in hand (then no fifth 5o is looked for either)."""
+    hand = "5o 5o 5o 5o 3o 4o Ao Ac Ae Jo Jc Je Ko Kc Kb"
+    for lay in (False, True):
+        state = new_game({0: hand}, "Ab", "Hb")
+        open_with(state)
+        draw(state)
+        if lay:
+            state.checked_apply({"type": "secret", "card": "5o"})
+        events = discard(state, "Hb")
+        assert events == [{"type": "discard", "seat": 0, "card": "Hb"}]
+        assert state.view(1)["purro"] == [False] * 4
+

@@ -254,6 +254,12 @@ class CuajoState(GameState):
             counts[self.sowee] += 3
         return counts
 
+    def _one_card_away(self, seat: int) -> bool:
+        """Whether one more card would complete the 16 cards of `seat`: a card type that fits the free
+        cards and of which the player does not already hold all four copies (laid secrets included)."""
+        held = self.all_cards(seat)
+        return any(held[t] < COPIES for t in completing_cards(self.free_cards(seat)))
+
     def can_win_with(self, seat: int, card_type: int) -> bool:
         """Whether `seat` (not under penalty) would hold a complete hand after adding `card_type`."""
         if self.penalty[seat]:
@@ -407,7 +413,7 @@ class CuajoState(GameState):
         if self.penalty[seat]:
             self.penalty[seat] -= 1
         else:
-            now_purro = bool(completing_cards(self.free_cards(seat)))
+            now_purro = self._one_card_away(seat)
             if self.purro[seat] and not now_purro:
                 self.penalty[seat] = PENALTY_TURNS
                 events.append({"type": "purro", "seat": seat, "purro": False, "broken": True})
