@@ -632,3 +632,10 @@ def test_no_purro_for_a_card_the_player_holds_all_four_of():
         assert events == [{"type": "discard", "seat": 0, "card": "Hb"}]
         assert state.view(1)["purro"] == [False] * 4
 
+
+def test_a_deck_given_as_one_string_is_refused_plainly():
+    """runner/games/cuajo.md § Cards on the wire: a deck is a list of 112 wire cards; one string of
+    them is refused as such rather than read letter by letter."""
+    with pytest.raises(OptionError, match="bad deck: a list of 112 cards, not one string"):
+        GAME.new_state(4, deck=" ".join(build_deck({}, "Ao")))
+

@@ -620,6 +620,8 @@ class Cuajo(Game):
 
     def _parse_deck(self, deck: Sequence[str]) -> list[int]:
         """Card types of a hand-built deck; it must hold exactly the 112 cards (OptionError)."""
+        if isinstance(deck, str):  # a str is a sequence too, and would be read letter by letter
+            raise OptionError(f"bad deck: a list of {TYPES * COPIES} cards, not one string")
         try:
             order = [parse_card(name) for name in deck]
         except ValueError as error:
