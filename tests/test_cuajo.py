@@ -639,3 +639,11 @@ def test_a_deck_given_as_one_string_is_refused_plainly():
     with pytest.raises(OptionError, match="bad deck: a list of 112 cards, not one string"):
         GAME.new_state(4, deck=" ".join(build_deck({}, "Ao")))
 
+
+def test_evaluation_memo_tables_are_bounded():
+    """runner/games/cuajo.md § Engine choices (Performance): a tournament plays many hands in one
+    process, so the memoised hand evaluation must not grow without bound."""
+    from runner.games import cuajo
+
+    for memo in (cuajo._middle_complete, cuajo._high_complete):  # _rank_splits has at most 70 keys
+        assert memo.cache_info().maxsize is not None

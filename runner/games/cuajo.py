@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from functools import cache
+from functools import cache, lru_cache
 from itertools import combinations, product
 from typing import Any, Mapping, Sequence
 
@@ -36,6 +36,9 @@ PENALTY_TURNS = 2
 #: default of the `max_turns` house rule: far above the longest hands measured (the 50-card stock
 #: lasts at most 51 turns when everyone draws; seeded random play took at most 153 in 20,000 hands)
 DEFAULT_MAX_TURNS = 400
+#: entries kept by each memo of 12-count groups: a tournament plays many hands in one process, and
+#: unbounded memos grew by about 30 entries a hand (270,000 after 20,000 random hands, still rising)
+MEMO_SIZE = 1 << 16
 
 
 def rank_of(card_type: int) -> int:
@@ -84,7 +87,7 @@ def _sequence_choices(counts: tuple[int, ...]) -> product:
     return product(*(range(min(counts[s], counts[4 + s], counts[8 + s]) + 1) for s in range(4)))
 
 
-@cache
+@lru_cache(maxsize=MEMO_SIZE)
 def _middle_complete(counts: tuple[int, ...]) -> bool:
     """Whether the 3s, 4s and 5s (12 counts, rank-major) split into 3-4-5 sequences, sets and secrets."""
     for runs in _sequence_choices(counts):
@@ -93,7 +96,7 @@ def _middle_complete(counts: tuple[int, ...]) -> bool:
     return False
 
 
-@cache
+@lru_cache(maxsize=MEMO_SIZE)
 def _high_complete(counts: tuple[int, ...]) -> bool:
     """Whether the Js, Hs and Ks (12 counts) split into J-H-K sequences, sets, secrets and lone kings."""
     for runs in _sequence_choices(counts):
