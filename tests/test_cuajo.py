@@ -647,3 +647,15 @@ def test_evaluation_memo_tables_are_bounded():
 
     for memo in (cuajo._middle_complete, cuajo._high_complete):  # _rank_splits has at most 70 keys
         assert memo.cache_info().maxsize is not None
+
+
+def test_only_kings_left_beside_a_sowee_fourth_that_fits_nothing():
+    """runner/games/cuajo.md § Engine choices (Only kings left to discard): not only under a
+    penalty — after a sowee secret whose fourth card (Hb) fits nothing, a hand of four kings is
+    incomplete and holds nothing else, so a king is the one discard allowed."""
+    state = new_game({DEALER: "5b 5b 5b 5b 3c 3c 3c 3c 4e 4e 4e Hb Ko Kc Ke Kb"}, "4e")
+    for card in ("3c", "5b"):
+        state.checked_apply({"type": "secret", "card": card})
+    state.checked_apply({"type": "sowee_secret", "card": "Hb"})
+    assert not state.is_over() and state.view(DEALER)["penalty"] == [0] * 4
+    assert state.legal_actions() == [{"type": "discard", "card": c} for c in ("Ko", "Kc", "Ke", "Kb")]

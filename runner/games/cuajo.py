@@ -311,7 +311,7 @@ class CuajoState(GameState):
                 if hand[t] and t != self.sowee
             ]
         discardable = [t for t in range(TYPES) if hand[t] and rank_of(t) != KING]
-        if not discardable:  # only kings left: possible only under penalty (engine choice)
+        if not discardable:  # only kings left: under penalty, or a sowee 4th that fits nothing (engine choice)
             discardable = [t for t in KINGS if hand[t]]
         actions += [{"type": "discard", "card": NAME[t]} for t in discardable]
         return actions
