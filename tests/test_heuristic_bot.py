@@ -11,8 +11,10 @@ from hypothesis import strategies as st
 from protocol.actions import find_legal, random_action
 from runner.cards import NAME as RUMMY_NAMES
 from runner.games import get_game
+from runner.games import casino as casino_engine
 from runner.games import cuajo as cuajo_engine
 from runner.games import knock_rummy as rummy_engine
+from tests.test_casino import complete_moves, completed
 
 ROOT = Path(__file__).resolve().parent.parent
 HEURISTIC_DIR = ROOT / "sample_bots" / "heuristic"
@@ -75,29 +77,46 @@ def test_rummy_passes_on_an_empty_stock_rather_than_take_a_useless_card():
 
 # ---------------------------------------------------------------- Casino
 
-def casino_view(hand, loose, builds=(), captured=(0, 0)):
+def casino_view(hand, loose, builds=(), captured=(0, 0), move=None):
     return {"seat": 0, "teams": None, "hand": list(hand),
             "table": {"loose": list(loose), "builds": [dict(build) for build in builds]},
-            "players": [{"hand_size": len(hand), "captured": count} for count in captured]}
+            "players": [{"hand_size": len(hand), "captured": count} for count in captured], "move": move}
+
+
+def casino_position(hand, loose, builds=()):
+    """An engine position whose mover holds `hand`, with `loose` cards and an opponent's `builds` (value, cards)."""
+    state = get_game("casino").new_state(2, seed=0)
+    state.hands[state.turn] = sorted(RUMMY_NAMES.index(card) for card in hand)
+    state.loose = sorted(RUMMY_NAMES.index(card) for card in loose)
+    state.builds = [casino_engine.Build(number, value, True, state.turn ^ 1, [RUMMY_NAMES.index(c) for c in cards])
+                    for number, (value, cards) in enumerate(builds, start=1)]
+    return state
+
+
+def heuristic_casino_move(state):
+    """The heuristic makes one whole move through the steps, each answer from the legal list; the move made."""
+    seat = state.to_move()
+    while True:
+        legal = state.legal_actions()
+        action = casino.decide(state.view(seat), legal, RNG)
+        assert find_legal(legal, action) is not None, (action, legal)
+        events = state.apply(action)
+        if events:
+            return completed(events)
+        assert state.to_move() == seat
 
 
 def test_casino_takes_the_capture_worth_most_points_not_the_most_cards():
     # the A 2 3 5 6 8 table of the rules: {8},{6,2},{5,3} is six cards, {8},{5,2,A} holds little casino and an ace
-    view = casino_view(["8S", "KD"], ["AS", "2S", "3C", "5D", "6H", "8D"])
-    most_cards = {"type": "capture", "card": "8S", "loose": ["2S", "3C", "5D", "6H", "8D"], "builds": []}
-    most_points = {"type": "capture", "card": "8S", "loose": ["AS", "2S", "5D", "8D"], "builds": []}
-    legal = [most_cards, most_points, {"type": "trail", "card": "8S"}, {"type": "trail", "card": "KD"}]
-    assert casino.decide(view, legal, RNG) == most_points
+    state = casino_position(["8S", "KD"], ["AS", "2S", "3C", "5D", "6H", "8D"])
+    assert state.legal_actions()[0] == {"type": "capture", "card": "8S"}
+    assert heuristic_casino_move(state) == {"type": "capture", "card": "8S", "loose": ["AS", "2S", "5D", "8D"],
+                                            "builds": []}
 
 
 def test_casino_takes_an_opponents_build_with_its_loose_cards():
-    build = {"id": 3, "value": 9, "kind": "single", "owner": 1, "cards": ["4H", "5C"]}
-    view = casino_view(["9C", "2D"], ["4D", "5S"], [build])
-    whole = {"type": "capture", "card": "9C", "loose": ["4D", "5S"], "builds": [3]}
-    legal = [{"type": "capture", "card": "9C", "loose": [], "builds": [3]}, whole,
-             {"type": "capture", "card": "9C", "loose": ["4D", "5S"], "builds": []},
-             {"type": "trail", "card": "9C"}, {"type": "trail", "card": "2D"}]
-    assert casino.decide(view, legal, RNG) == whole
+    state = casino_position(["9C", "2D"], ["4D", "5S"], [(9, ["4H", "5C"])])
+    assert heuristic_casino_move(state) == {"type": "capture", "card": "9C", "loose": ["4D", "5S"], "builds": [1]}
 
 
 def test_casino_trails_the_cheapest_card_and_never_big_casino_when_it_can_help():
@@ -106,13 +125,41 @@ def test_casino_trails_the_cheapest_card_and_never_big_casino_when_it_can_help()
     assert casino.decide(view, legal, RNG) == {"type": "trail", "card": "7H"}
 
 
-def test_casino_builds_when_no_opponent_can_steal_the_build():
+def test_casino_builds_when_no_opponent_can_steal_the_build_then_makes_it_step_by_step():
     # every other 8 is in sight, so building 8 with 3+5 and capturing it later is safe
     view = casino_view(["3H", "8C", "8D"], ["5C", "8H", "8S"])
-    build = {"type": "build", "card": "3H", "value": 8, "loose": ["5C"]}
-    legal = [build, {"type": "trail", "card": "3H"}, {"type": "trail", "card": "8C"}]
+    start = {"type": "build", "card": "3H", "value": 8}
     assert casino.steal_chance(view, 8) == 0.0
-    assert casino.decide(view, legal, RNG) == build
+    assert casino.decide(view, [start, {"type": "trail", "card": "3H"}, {"type": "trail", "card": "8C"}], RNG) == start
+    in_progress = casino_view(["8C", "8D"], ["5C", "8H", "8S"], move={**start, "loose": []})
+    assert casino.decide(in_progress, [{"type": "take", "loose": "5C"}], RNG) == {"type": "take", "loose": "5C"}
+    complete = casino_view(["8C", "8D"], ["8H", "8S"], move={**start, "loose": ["5C"]})
+    assert casino.decide(complete, [{"type": "done"}], RNG) == {"type": "done"}
+
+
+def test_casino_lists_its_candidate_moves_like_the_engine():
+    """The bot's own complete moves (uncapped with up to 9 loose cards) are the engine's, reached through the steps.
+
+    Its captures take every build of their value (each adds to the pile), so they are a subset of the engine's.
+    """
+    rng = random.Random(5)
+    game = get_game("casino")
+    for seed in range(40):
+        state = game.new_state(2, {"lenient_builds": seed % 2 == 1}, seed=seed)
+        for _ in range(rng.randrange(0, 30)):
+            state.apply(random_action(state.legal_actions(), rng))
+            if state.is_over():
+                break
+        if state.is_over() or state.view(state.to_move())["move"] is not None or len(state.loose) > 9:
+            continue
+        view = state.view(state.to_move())
+        mine = [complete for entry in state.legal_actions()
+                for complete in casino.completions(view, casino.started(entry))]
+        engine = complete_moves(state)
+        assert all(move in engine for move in mine)
+        assert (sorted(repr(move) for move in engine if move["type"] != "capture")
+                == sorted(repr(move) for move in mine if move["type"] != "capture"))
+
 
 
 # ---------------------------------------------------------------- Cuajo

@@ -1,9 +1,10 @@
 """Casino for 2 to 4 players: capture, build and trail with one deck; 11 points a round.
 
-The rules, actions, views and events are described in runner/games/casino.md. Move
-enumeration works on multisets of card values packed into one int (4 bits per value 1..10),
-so "which loose cards can split into groups of value v" is computed once per table shape and
-cached; concrete card choices are expanded from those multisets only at the end.
+The rules, actions, views and events are described in runner/games/casino.md. A capture or
+build can take exponentially many sets of table cards, so such a move is made in steps: the
+card and kind first, then one table item at a time, then "done" (casino.md § Actions on the
+wire); every legal list stays small. Whether a selection can still be completed is decided
+on multisets of card values packed into one int (4 bits per value 1..10), memoised.
 """
 
 from __future__ import annotations
@@ -11,8 +12,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from functools import lru_cache
-from itertools import chain, combinations, product
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from runner import cards
 from runner.cards import NAME, RANK, SUIT
@@ -25,11 +25,9 @@ SPADES = 3
 BIG_CASINO = cards.card(10, 1)  # ten of diamonds
 LITTLE_CASINO = cards.card(2, SPADES)
 
-#: every key of an action, in the order the legal entries give them (casino.md § Actions on the wire)
-ACTION_KEYS = ("type", "card", "build", "value", "loose", "builds")
-
 #: the high bit of every 4-bit value slot: subtracting a part from a pool whose slots carry this
-#: bit leaves it set in every slot exactly when the part fits (slots never exceed 4)
+#: bit leaves it set in every slot exactly when the part fits (slots stay below 8: four cards of a
+#: value at most, plus one standing for a raised build)
 _GUARD = sum(8 << (4 * slot) for slot in range(HIGHEST_NUMBER))
 
 
@@ -80,24 +78,6 @@ def _groups_summing_to(total: int) -> tuple[int, ...]:
 GROUPS = tuple(_groups_summing_to(total) for total in range(HIGHEST_NUMBER + 1))
 
 
-@lru_cache(maxsize=16384)
-def _partitionable(pool: int, value: int) -> tuple[int, ...]:
-    """Every sub-multiset of `pool` that splits into disjoint groups each worth `value`, empty included."""
-    groups = [group for group in GROUPS[value] if _fits(group, pool)]
-    seen = {0}
-    frontier = [0]
-    while frontier:
-        used = frontier.pop()
-        free = pool - used
-        for group in groups:
-            if _fits(group, free):
-                larger = used + group
-                if larger not in seen:
-                    seen.add(larger)
-                    frontier.append(larger)
-    return tuple(sorted(seen))
-
-
 class Build:
     """A build on the table: cards captured together only by a card of `value`."""
 
@@ -130,7 +110,7 @@ SPEC = GameSpec(
     max_players=4,
     partnerships="optional",
     zero_sum=False,
-    rules_version="1",
+    rules_version="2",
     summary="Fishing game: capture table cards by value or sum, build for later, 11 points a round, first to the target.",
     options=(
         Option("partnerships", False, "with 4 players, seats 0+2 against 1+3 sharing one pile and score"),
@@ -161,6 +141,7 @@ class CasinoState(GameState):
         self.next_build_id = 1
         self.turn: int | None = None
         self._legal: list[Action] | None = None
+        self.move: Move | None = None  # the move in progress, between its first decision and "done"
         # round state, laid by _start_round
         self.stock: list[int] = []
         self.hands: list[list[int]] = []
@@ -280,14 +261,16 @@ class CasinoState(GameState):
         return self.turn is None
 
     def legal_actions(self) -> list[Action]:
-        """Every legal move of the seat to move; computed once per position (see casino.md).
+        """Every legal decision of the seat to move; computed once per position (see casino.md).
 
-        The entries (and their lists) are shared with the memo: callers must not mutate them.
+        At the start of a turn: a trail, or the start of a move (card and kind); while a move is
+        in progress: its selection steps. The entries are shared with the memo: do not mutate them.
         """
         if self.turn is None:
             return []
         if self._legal is None:
-            self._legal = MoveGenerator(self).moves()
+            generator = MoveGenerator(self)
+            self._legal = generator.first_decisions() if self.move is None else generator.selection_steps(self.move)
         return list(self._legal)
 
     def apply(self, action: Action) -> list[Event]:
@@ -295,17 +278,32 @@ class CasinoState(GameState):
         assert seat is not None, "the game is over"
         self._legal = None
         kind = action["type"]
+        if kind == "trail":
+            card = cards.parse(action["card"])
+            self.hands[seat].remove(card)
+            return self._complete(seat, {"type": "trail", "card": action["card"]})
+        if kind == "take":
+            if "build" in action:
+                self.move.builds.append(action["build"])
+            else:  # a taken loose card leaves the table for the move (views show it there)
+                taken = cards.parse(action["loose"])
+                self.loose.remove(taken)
+                self.move.loose.append(taken)
+            return []
+        if kind == "done":
+            move, self.move = self.move, None
+            return self._complete(seat, move.to_wire())
         card = cards.parse(action["card"])
-        self.hands[seat].remove(card)
+        self.hands[seat].remove(card)  # in play from now on: the views show it in "move"
+        self.move = Move(kind, card, action.get("value"), action.get("build"))
+        return []
+
+    def _complete(self, seat: int, action: Action) -> list[Event]:
+        """Carry out a complete move (its card and loose cards already off the hand and table); pass the turn on."""
+        kind = action["type"]
+        card = cards.parse(action["card"])
         used = [cards.parse(name) for name in action.get("loose", [])]
-        for c in used:
-            self.loose.remove(c)
-        # the engine's own form: the answer may order its keys otherwise, and its lists are not ours
-        event: Event = {"seat": seat}
-        for key in ACTION_KEYS:
-            if key in action:
-                value = action[key]
-                event[key] = list(value) if isinstance(value, list) else value
+        event: Event = {"seat": seat, **action}
         if kind == "capture":
             taken_ids = set(action["builds"])
             taken_builds = [b for b in self.builds if b.id in taken_ids]
@@ -374,6 +372,7 @@ class CasinoState(GameState):
             "last": not self.stock,
             "last_capturer": self.last_capturer,
             "target": self.options["target"],
+            "move": None if self.move is None else self.move.to_wire(),
         }
 
     def result(self) -> Result:
@@ -408,14 +407,94 @@ class CasinoState(GameState):
         copy.piles = [list(pile) for pile in self.piles]
         copy.spades = list(self.spades)
         copy.sweeps = list(self.sweeps)
+        copy.move = None if self.move is None else self.move.copy()
         return copy
 
 
-class MoveGenerator:
-    """Enumerates the legal moves of the seat to move in one position, in canonical order.
+class Move:
+    """A move being made in steps: the played card, its kind and the table items taken so far.
 
-    `held[v]` counts the hand cards of value v left after the card being considered is played,
-    which is what the build obligation checks.
+    `kind` is "capture", "build", "increase", "add" or "trail_build"; `value` is the announced
+    value (build, increase, trail_build) and `build` the build played onto (increase, add).
+    `loose` holds the loose cards taken in deck order, `builds` the build ids taken, ascending.
+    """
+
+    __slots__ = ("kind", "card", "value", "build", "loose", "builds")
+
+    def __init__(self, kind: str, card: int, value: int | None, build: int | None):
+        self.kind = kind
+        self.card = card
+        self.value = value
+        self.build = build
+        self.loose: list[int] = []
+        self.builds: list[int] = []
+
+    def copy(self) -> "Move":
+        move = Move(self.kind, self.card, self.value, self.build)
+        move.loose = list(self.loose)
+        move.builds = list(self.builds)
+        return move
+
+    def to_wire(self) -> Action:
+        """The complete action's form, with the items taken so far (casino.md § Actions on the wire)."""
+        wire: Action = {"type": self.kind, "card": NAME[self.card]}
+        if self.build is not None:
+            wire["build"] = self.build
+        if self.value is not None:
+            wire["value"] = self.value
+        wire["loose"] = [NAME[c] for c in self.loose]
+        if self.kind == "capture":
+            wire["builds"] = list(self.builds)
+        return wire
+
+
+def _common(first: int, second: int) -> int:
+    """The multiset of values held by both `first` and `second` (slot-wise minimum)."""
+    return sum(min(_count(first, value), _count(second, value)) * _unit(value)
+               for value in range(1, HIGHEST_NUMBER + 1) if first >> (4 * (value - 1)) & 15)
+
+
+@lru_cache(maxsize=65536)
+def _completable(required: int, available: int, value: int, extra: int) -> bool:
+    """Whether some cards of `available`, at least `extra` of them, join all of `required` into groups of `value`.
+
+    The selection-step feasibility check (casino.md § Actions on the wire): `required` is what
+    the move already holds (taken loose cards, plus the played card or a build's raised value
+    where those must share a group), `available` the loose cards it may still take. Cards of one
+    value are interchangeable, so a group covers `required` before borrowing from `available`;
+    the group of the lowest required value is chosen first, which makes the search canonical.
+    """
+    if required == 0:
+        if extra <= 0:
+            return True
+        return any(_fits(group, available) and _completable(0, available - group, value, extra - _size(group))
+                   for group in GROUPS[value])
+    lowest = next(v for v in range(1, HIGHEST_NUMBER + 1) if _count(required, v))
+    for group in GROUPS[value]:
+        if not _count(group, lowest):
+            continue
+        covered = _common(group, required)
+        borrowed = group - covered
+        if _fits(borrowed, available) and _completable(
+                required - covered, available - borrowed, value, extra - _size(borrowed)):
+            return True
+    return False
+
+
+@lru_cache(maxsize=16384)
+def _sum_reachable(available: int, amount: int) -> bool:
+    """Whether some cards of the multiset `available` sum exactly to `amount` (none for 0)."""
+    return amount == 0 or (0 < amount <= HIGHEST_NUMBER and any(_fits(group, available) for group in GROUPS[amount]))
+
+
+class MoveGenerator:
+    """The legal list of one position, in canonical order: a turn's first decision or a selection step.
+
+    `held[v]` counts the hand cards of value v left after the card being considered is played
+    (during a move's steps its card has left the hand already), which is what the build
+    obligation checks. A move's table items are taken builds first (by
+    id), then loose cards (deck order), each after the last one taken; an item is offered only
+    if the selection can still be completed, and "done" only when it is complete.
     """
 
     def __init__(self, state: CasinoState):
@@ -427,27 +506,25 @@ class MoveGenerator:
         self.held = [0] * 14
         for c in self.hand:
             self.held[RANK[c]] += 1
-        self.loose_names: list[list[str]] = [[] for _ in range(HIGHEST_NUMBER + 1)]
-        self.loose_faces: list[int] = []
-        self.pool = 0
-        self.choices_memo: dict[int, list[list[str]]] = {}
-        for c in state.loose:
-            if RANK[c] <= HIGHEST_NUMBER:
-                self.loose_names[RANK[c]].append(NAME[c])
-                self.pool += _unit(RANK[c])
-            else:
-                self.loose_faces.append(c)
+        self.loose_numbers = [c for c in state.loose if RANK[c] <= HIGHEST_NUMBER]
+        self.loose_faces = [c for c in state.loose if RANK[c] > HIGHEST_NUMBER]
+        self.pool = sum(_unit(RANK[c]) for c in self.loose_numbers)
         self.moves_out: list[Action] = []
 
-    def moves(self) -> list[Action]:
+    # ----- the first decision of a turn -----
+
+    def first_decisions(self) -> list[Action]:
+        """Per hand card: capture, builds, increases, additions, trail builds, then the trail."""
         for card in self.hand:
             rank = RANK[card]
             self.held[rank] -= 1
             name = NAME[card]
             if rank > HIGHEST_NUMBER:
-                self._face_captures(card, name)
+                if self._keeps_owned() and any(RANK[face] == rank for face in self.loose_faces):
+                    self.moves_out.append({"type": "capture", "card": name})
             else:
-                self._number_captures(rank, name)
+                if self._number_capture_exists(rank):
+                    self.moves_out.append({"type": "capture", "card": name})
                 self._creations(rank, name)
                 self._increases(rank, name)
                 self._additions(rank, name)
@@ -461,50 +538,24 @@ class MoveGenerator:
         """Whether every build the mover owns (bar `except_build`) still has its card in hand."""
         return all(self.held[b.value] for b in self.owned if b is not except_build)
 
-    def _choices(self, code: int) -> list[list[str]]:
-        """Every concrete set of loose cards (wire names, deck order) with the values of multiset `code`."""
-        if code not in self.choices_memo:
-            per_value = [
-                combinations(self.loose_names[value], _count(code, value))
-                for value in range(1, HIGHEST_NUMBER + 1)
-                if _count(code, value)
-            ]
-            self.choices_memo[code] = [list(chain.from_iterable(parts)) for parts in product(*per_value)]
-        return self.choices_memo[code]
+    def _bound_builds(self, value: int) -> list[int]:
+        """Ids of the mover's builds of `value` that a capture with a card of `value` must take.
 
-    def _face_captures(self, card: int, name: str) -> None:
-        if not self._keeps_owned():
-            return
-        for face in self.loose_faces:
-            if RANK[face] == RANK[card]:
-                self.moves_out.append({"type": "capture", "card": name, "loose": [NAME[face]], "builds": []})
+        The build obligation: with no other card of `value` left in hand, the owner must capture them.
+        """
+        return [] if self.held[value] else [b.id for b in self.owned if b.value == value]
 
-    def _number_captures(self, value: int, name: str) -> None:
+    def _number_capture_exists(self, value: int) -> bool:
         if not all(self.held[b.value] for b in self.owned if b.value != value):
-            return
-        owned_here = {b.id for b in self.owned if b.value == value}
-        keeps_value = self.held[value] > 0
-        loose_sets = [chosen for code in _partitionable(self.pool, value) for chosen in self._choices(code)]
-        candidates = [b.id for b in self.builds if b.value == value]
-        for size in range(len(candidates) + 1):
-            for taken in combinations(candidates, size):
-                if not keeps_value and not owned_here.issubset(taken):
-                    continue
-                for loose in loose_sets[0 if taken else 1:]:  # loose_sets[0] is the empty set
-                    self.moves_out.append(
-                        {"type": "capture", "card": name, "loose": loose, "builds": list(taken)})
+            return False
+        return any(b.value == value for b in self.builds) or _completable(0, self.pool, value, 1)
 
     def _creations(self, value: int, name: str) -> None:
         if not self._keeps_owned():
             return
-        with_card = self.pool + _unit(value)
         for target in range(1, HIGHEST_NUMBER + 1):
-            if not self.held[target]:
-                continue
-            for code in _partitionable(with_card, target):
-                if _count(code, value) and code != _unit(value):
-                    for loose in self._choices(code - _unit(value)):
-                        self.moves_out.append({"type": "build", "card": name, "value": target, "loose": loose})
+            if self.held[target] and _completable(_unit(value), self.pool, target, 1):
+                self.moves_out.append({"type": "build", "card": name, "value": target})
 
     def _increases(self, value: int, name: str) -> None:
         for build in self.builds:
@@ -512,41 +563,81 @@ class MoveGenerator:
             if not build.single or base > HIGHEST_NUMBER or not self._keeps_owned(build):
                 continue
             for target in range(base, HIGHEST_NUMBER + 1 if self.lenient else base + 1):
-                if not self.held[target]:
-                    continue
-                codes = sorted({
-                    raise_by + groups
-                    for raise_by in GROUPS[target - base] if _fits(raise_by, self.pool)
-                    for groups in _partitionable(self.pool - raise_by, target)
-                })
-                for code in codes:
-                    for loose in self._choices(code):
-                        self.moves_out.append(
-                            {"type": "increase", "card": name, "build": build.id, "value": target, "loose": loose})
+                if self.held[target] and _completable(_unit(base), self.pool, target, 0):
+                    self.moves_out.append({"type": "increase", "card": name, "build": build.id, "value": target})
 
     def _additions(self, value: int, name: str) -> None:
         for build in self.builds:
             if build.value < value or not self.held[build.value] or not self._keeps_owned(build):
                 continue
-            for code in GROUPS[build.value - value]:
-                if _fits(code, self.pool):
-                    for loose in self._choices(code):
-                        self.moves_out.append({"type": "add", "card": name, "build": build.id, "loose": loose})
+            if _sum_reachable(self.pool, build.value - value):
+                self.moves_out.append({"type": "add", "card": name, "build": build.id})
 
     def _trail_builds(self, name: str) -> None:
         if not self._keeps_owned():
             return
         for target in range(1, HIGHEST_NUMBER + 1):
-            if not self.held[target]:
-                continue
-            for code in _partitionable(self.pool, target):
-                if _size(code) >= 2:
-                    for loose in self._choices(code):
-                        self.moves_out.append({"type": "trail_build", "card": name, "value": target, "loose": loose})
+            if self.held[target] and _completable(0, self.pool, target, 2):
+                self.moves_out.append({"type": "trail_build", "card": name, "value": target})
 
     def _trail(self, name: str) -> None:
         if not self.owned or (self.lenient and self._keeps_owned()):
             self.moves_out.append({"type": "trail", "card": name})
+
+    # ----- the selection steps of a move in progress -----
+
+    def selection_steps(self, move: Move) -> list[Action]:
+        """Build takes, loose takes, then "done": each offered only where the move can still be completed."""
+        if move.kind == "capture" and RANK[move.card] > HIGHEST_NUMBER:  # takes one face card of its rank
+            if move.loose:
+                return [{"type": "done"}]
+            return [{"type": "take", "loose": NAME[face]} for face in self.loose_faces
+                    if RANK[face] == RANK[move.card]]
+        taken = sum(_unit(RANK[c]) for c in move.loose)
+        after = move.loose[-1] if move.loose else -1
+        steps: list[Action] = []
+        if move.kind == "capture":
+            value = RANK[move.card]
+            bound = [b for b in self._bound_builds(value) if b not in move.builds]
+            if not move.loose:
+                last_build = move.builds[-1] if move.builds else 0
+                steps += [{"type": "take", "build": b.id} for b in self.builds
+                          if b.value == value and b.id > last_build and not any(x < b.id for x in bound)]
+            if not bound:
+                steps += self._loose_takes(after, taken, lambda chosen, rest: _completable(chosen, rest, value, 0))
+            complete = not bound and bool(move.loose or move.builds) and _completable(taken, 0, value, 0)
+        elif move.kind == "add":
+            build = next(b for b in self.builds if b.id == move.build)
+            missing = build.value - RANK[move.card]
+            steps += self._loose_takes(
+                after, taken, lambda chosen, rest: _sum_reachable(rest, missing - _total(chosen)))
+            complete = _total(taken) == missing
+        else:
+            if move.kind == "build":  # the played card is in one of the groups
+                fixed, minimum = _unit(RANK[move.card]), 1
+            elif move.kind == "increase":  # the build's raised value is in one of the groups
+                build = next(b for b in self.builds if b.id == move.build)
+                fixed, minimum = _unit(build.value + RANK[move.card]), 0
+            else:  # "trail_build": two or more loose cards
+                fixed, minimum = 0, 2
+            value = move.value
+            steps += self._loose_takes(after, taken, lambda chosen, rest: _completable(
+                fixed + chosen, rest, value, minimum - _size(chosen)))
+            complete = _size(taken) >= minimum and _completable(fixed + taken, 0, value, 0)
+        if complete:
+            steps.append({"type": "done"})
+        return steps
+
+    def _loose_takes(self, after: int, taken: int, completable: Callable[[int, int], bool]) -> list[Action]:
+        """Takes of the loose number cards after card `after` that `completable(chosen, rest)` allows."""
+        later = [c for c in self.loose_numbers if c > after]
+        rest = sum(_unit(RANK[c]) for c in later)
+        steps = []
+        for c in later:
+            rest -= _unit(RANK[c])
+            if completable(taken + _unit(RANK[c]), rest):
+                steps.append({"type": "take", "loose": NAME[c]})
+        return steps
 
 
 class Casino(Game):

@@ -1,14 +1,20 @@
 """Casino: take the most valuable capture, build only what is likely to come back, trail the cheapest card.
 
-Every legal action gets a one-ply score in scoring points: what it puts in our pile now, what a
+Every complete move gets a one-ply score in scoring points: what it puts in our pile now, what a
 build is expected to bring back (minus what it gives away if an opponent takes it), or what a
-trail exposes. Cards are wire strings ("10D", "AS", "QH").
+trail exposes. Captures and builds are made in steps (runner/games/casino.md § Actions on the
+wire), so the bot lists the complete moves itself from the view (a capped number of table-card
+sets per start), starts the best one and then takes its items one step at a time. It keeps no
+memory between decisions: the view's "move" says which move is under way. Cards are wire
+strings ("10D", "AS", "QH").
 """
 
 from __future__ import annotations
 
 import random
-from typing import Any
+from functools import lru_cache
+from itertools import combinations
+from typing import Any, Iterator
 
 #: the share of the 3 "most cards" points one captured card is roughly worth
 CARD_WORTH = 0.2
@@ -21,6 +27,11 @@ SWEEP_WORTH = 0.5
 #: a trail always hands material to the table; this keeps any useful capture or build above it
 TRAIL_COST = 0.1
 NUMBER_RANKS = {"A": 1, "2": 2, "3": 3, "4": 4, "5": 5, "6": 6, "7": 7, "8": 8, "9": 9, "10": 10}
+#: deck order, the order in which a move takes its loose cards: by rank A..K, then suit C, D, H, S
+RANK_ORDER = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
+SUIT_ORDER = "CDHS"
+#: the most sets of table cards examined per started move: crowded tables have exponentially many
+MAX_SELECTIONS = 600
 
 
 def worth(card: str) -> float:
@@ -101,6 +112,122 @@ def score(view: dict[str, Any], action: dict[str, Any]) -> float:
     return trail_score(action)
 
 
+def deck_order(card: str) -> tuple[int, int]:
+    """The sort key of deck order."""
+    return RANK_ORDER.index(card[:-1]), SUIT_ORDER.index(card[-1])
+
+
+def _removals(values: tuple[int, ...], amount: int) -> Iterator[tuple[int, ...]]:
+    """What is left of the sorted `values` after taking out some of them summing to `amount`."""
+    if amount == 0:
+        yield values
+        return
+    for index, value in enumerate(values):
+        if value <= amount and (index == 0 or values[index - 1] != value):
+            yield from _removals(values[:index] + values[index + 1:], amount - value)
+
+
+@lru_cache(maxsize=None)
+def splits(values: tuple[int, ...], target: int) -> bool:
+    """Whether the sorted card `values` split into groups each summing to `target`."""
+    if not values:
+        return True
+    largest, rest = values[-1], values[:-1]
+    return largest <= target and any(splits(left, target) for left in _removals(rest, target - largest))
+
+
+def turn_start(view: dict[str, Any]) -> dict[str, Any]:
+    """The view as at the start of the turn: the move's card back in hand, its loose cards back on the table."""
+    move = view["move"]
+    if move is None:
+        return view
+    table = dict(view["table"], loose=sorted(view["table"]["loose"] + move["loose"], key=deck_order))
+    return dict(view, hand=view["hand"] + [move["card"]], table=table)
+
+
+def completions(view: dict[str, Any], move: dict[str, Any]) -> list[dict[str, Any]]:
+    """Complete moves that finish `move` (a first decision, or the move in progress), as the rules allow.
+
+    `view` is the turn-start view. Loose cards are added after the last one taken, in deck order;
+    a capture takes every build of its value not yet passed (each adds to the pile). At most
+    MAX_SELECTIONS sets of added loose cards are examined, smallest first.
+    """
+    kind, card = move["type"], move["card"]
+    if kind == "trail":
+        return [move]
+    taken = move.get("loose", [])
+    last = deck_order(taken[-1]) if taken else (-1, -1)
+    later = [c for c in view["table"]["loose"] if deck_order(c) > last]
+    value = number_value(card)
+    if value is None and kind == "capture":  # a face card captures one face card of its rank
+        return [move] if taken else [dict(move, loose=[c], builds=[]) for c in later if c[:-1] == card[:-1]]
+    builds = list(move.get("builds", []))
+    if kind == "capture" and not taken:
+        passed = builds[-1] if builds else 0
+        builds += [b["id"] for b in view["table"]["builds"] if b["value"] == value and b["id"] > passed]
+    later = [c for c in later if number_value(c) is not None]
+    found = []
+    examined = 0
+    for size in range(len(later) + 1):
+        for extra in combinations(later, size):
+            examined += 1
+            if examined > MAX_SELECTIONS:
+                return found
+            loose = taken + list(extra)
+            if _completes(view, move, loose, builds):
+                found.append(dict(move, loose=loose, builds=builds) if kind == "capture" else dict(move, loose=loose))
+    return found
+
+
+def _completes(view: dict[str, Any], move: dict[str, Any], loose: list[str], builds: list[int]) -> bool:
+    """Whether `move` with the `loose` cards (and, for a capture, `builds`) is a complete legal move."""
+    kind, card = move["type"], number_value(move["card"])
+    values = sorted(number_value(c) for c in loose)
+    if kind == "capture":
+        return bool(loose or builds) and splits(tuple(values), card)
+    if kind == "build":
+        return bool(loose) and splits(tuple(sorted(values + [card])), move["value"])
+    if kind == "increase":
+        raised = build_value(view, move["build"]) + card
+        return splits(tuple(sorted(values + [raised])), move["value"])
+    if kind == "add":
+        return sum(values) == build_value(view, move["build"]) - card
+    return len(loose) >= 2 and splits(tuple(values), move["value"])  # trail_build
+
+
+def best_completion(view: dict[str, Any], move: dict[str, Any]) -> tuple[float, dict[str, Any] | None]:
+    """The best-scoring complete move finishing `move`, with its score (None if none was found)."""
+    found = completions(view, move)
+    if not found:
+        return float("-inf"), None
+    best = max(found, key=lambda complete: score(view, complete))
+    return score(view, best), best
+
+
+def started(entry: dict[str, Any]) -> dict[str, Any]:
+    """A first decision as a move in progress with nothing taken yet (a trail is complete as it is)."""
+    if entry["type"] == "trail":
+        return entry
+    return dict(entry, loose=[], builds=[]) if entry["type"] == "capture" else dict(entry, loose=[])
+
+
+def next_step(move: dict[str, Any], target: dict[str, Any]) -> dict[str, Any]:
+    """The step from the move in progress towards the complete move `target`: builds, then loose cards, then done."""
+    new_builds = target.get("builds", [])[len(move.get("builds", [])):]
+    if new_builds:
+        return {"type": "take", "build": new_builds[0]}
+    new_loose = target["loose"][len(move["loose"]):]
+    if new_loose:
+        return {"type": "take", "loose": new_loose[0]}
+    return {"type": "done"}
+
+
 def decide(view: dict[str, Any], legal: list[dict[str, Any]], rng: random.Random) -> dict[str, Any]:
-    """The best-scoring legal action (the first listed among equals, so play is deterministic)."""
-    return max(legal, key=lambda action: score(view, action))
+    """Start the best-scoring complete move, or take its next step (the first listed among equals)."""
+    start = turn_start(view)
+    move = view["move"]
+    if move is None:
+        return max(legal, key=lambda entry: best_completion(start, started(entry))[0])
+    _, target = best_completion(start, move)
+    step = next_step(move, target) if target is not None else None
+    return step if step in legal else legal[0]
