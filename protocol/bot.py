@@ -22,8 +22,11 @@ import sys
 from typing import Any, BinaryIO, Callable
 
 from protocol import PROTOCOL_VERSION
-from protocol.actions import find_legal, is_range, random_action  # noqa: F401  (part of the SDK)
+from protocol.actions import find_legal, is_range, random_action
 from protocol.framing import HEADER, decode_body, encode
+
+__all__ = ["Bot", "RandomBot", "run", "serve", "read_message", "write_message",
+           "find_legal", "is_range", "random_action"]
 
 View = dict[str, Any]
 Action = dict[str, Any]

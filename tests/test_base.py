@@ -5,9 +5,8 @@ from fractions import Fraction
 
 import pytest
 
-from runner.games.base import (
-    GameSpec, Option, OptionError, Result, find_legal, match_action, random_action,
-)
+from protocol.actions import find_legal, match_action, random_action
+from runner.games.base import GameSpec, Option, OptionError, Result
 
 SPEC = GameSpec(
     name="demo", title="Demo", min_players=2, max_players=4, partnerships="optional",

@@ -22,7 +22,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from runner.cards import NAME, RANK, parse
-from runner.games.base import OptionError, find_legal, random_action, same_value
+from protocol.actions import find_legal, random_action, same_value
+from runner.games.base import OptionError
 from runner.games.casino import GAME, GROUPS, HIGHEST_NUMBER, Build, _count, _fits, _size, _unit
 
 #: what a completion event adds to the complete move it reports
@@ -470,8 +471,9 @@ def test_bad_options_are_option_errors(players, options, message):
         GAME.new_state(players, options)
 
 
-@pytest.mark.parametrize("deck,message", [(list(NAME)[:51], "52 cards once"), (["XX"] + list(NAME)[1:], "not a card"),
-                                          (["AC"] + list(NAME)[:51], "52 cards once")])
+@pytest.mark.parametrize("deck,message", [(list(NAME)[:51], "exactly its 52 cards, got 51"),
+                                          (["XX"] + list(NAME)[1:], "holds 'XX', which is not one of its cards"),
+                                          (["AC"] + list(NAME)[:51], "missing KS; extra AC")])
 def test_bad_deck_is_an_option_error(deck, message):
     """runner/games/casino.md § Engine choices: a fixed deck must be the 52 cards, each once."""
     with pytest.raises(OptionError, match=message):
@@ -479,9 +481,9 @@ def test_bad_deck_is_an_option_error(deck, message):
 
 
 @pytest.mark.parametrize("deck,message", [
-    (list(NAME)[:51] + ["AC"], "missing KS; repeated AC"),
-    (list(NAME)[1:], "got 51 cards, missing AC"),
-    (set(NAME), "list of the 52 cards, top first; got a set"),
+    (list(NAME)[:51] + ["AC"], "missing KS; extra AC"),
+    (list(NAME)[1:], "got 51: missing AC"),
+    (set(NAME), "list of its 52 cards, top first; got a set"),
     ("AC" * 26, "got a str"),
     (5, "got a int"),
 ])

@@ -55,6 +55,7 @@ def test_play_a_whole_game_between_sample_bots(tmp_path, game, players, options)
     # Same seed, same bots: the same game.
     again = cardarena("play", game, *mixed_bots(players), "--seed", "7", "--timeout", "5",
                       "--record", str(tmp_path / "again.json"), *options)
+    assert again.returncode == 0, again.stderr
     assert json.loads((tmp_path / "again.json").read_text())["actions"] == record["actions"]
 
 

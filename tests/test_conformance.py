@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from fractions import Fraction
 
 import msgpack
 import pytest
@@ -17,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from runner.games import all_games
-from runner.games.base import concrete_actions, find_legal, random_action, same_value
+from protocol.actions import concrete_actions, find_legal, random_action, same_value
 
 GAMES = sorted(all_games())
 MAX_DECISIONS = 200_000

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runner.games.base import OptionError, random_action
+from protocol.actions import random_action
+from runner.games.base import OptionError
 from runner.games.cuajo import (
     GAME,
     NAME,
@@ -226,13 +227,13 @@ def test_bad_options_and_decks():
     with pytest.raises(OptionError, match="'dealer' must be at most 3"):
         GAME.new_state(4, {"dealer": 4})
     deck = build_deck({}, "Ao")
-    with pytest.raises(OptionError, match="got 111 cards"):
+    with pytest.raises(OptionError, match="a cuajo deck must be exactly its 112 cards, got 111: missing "):
         GAME.new_state(4, deck=deck[:-1])
     swapped = deck[:]
     swapped[swapped.index("Ao")] = "Ko"
-    with pytest.raises(OptionError, match="wrong counts for Ao, Ko$"):
+    with pytest.raises(OptionError, match="got 112: missing Ao; extra Ko$"):
         GAME.new_state(4, deck=swapped)
-    with pytest.raises(OptionError, match="not a Cuajo card: '7o'"):
+    with pytest.raises(OptionError, match="holds '7o', which is not one of its cards"):
         GAME.new_state(4, deck=["7o"] + deck[1:])
 
 
@@ -636,7 +637,7 @@ def test_no_purro_for_a_card_the_player_holds_all_four_of():
 def test_a_deck_given_as_one_string_is_refused_plainly():
     """runner/games/cuajo.md § Cards on the wire: a deck is a list of 112 wire cards; one string of
     them is refused as such rather than read letter by letter."""
-    with pytest.raises(OptionError, match="bad deck: a list of 112 cards, not one string"):
+    with pytest.raises(OptionError, match="a cuajo deck must be a list of its 112 cards, top first; got a str"):
         GAME.new_state(4, deck=" ".join(build_deck({}, "Ao")))
 
 

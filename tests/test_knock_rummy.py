@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from runner.cards import NAME, RANK, SUIT, parse
-from runner.games.base import IllegalAction, OptionError, random_action
+from protocol.actions import random_action
+from runner.games.base import IllegalAction, OptionError
 from runner.games.knock_rummy import GAME, VALUE, best_arrangement, deadwood, settle
 
 DRAW_STOCK = {"type": "draw", "source": "stock"}
@@ -117,11 +118,11 @@ def test_bad_player_counts_options_and_decks_are_refused():
         GAME.new_state(3, {"dealer": -1})
     with pytest.raises(OptionError, match="no option 'stakes'"):
         GAME.new_state(3, {"stakes": 2})
-    with pytest.raises(OptionError, match="got 51 cards, missing KS"):
+    with pytest.raises(OptionError, match="a knock-rummy deck must be exactly its 52 cards, got 51: missing KS$"):
         GAME.new_state(2, deck=list(NAME[:51]))
-    with pytest.raises(OptionError, match="got 52 cards, missing KS; repeated AC"):
+    with pytest.raises(OptionError, match="got 52: missing KS; extra AC$"):
         GAME.new_state(2, deck=list(NAME[:51]) + ["AC"])
-    with pytest.raises(OptionError, match="'1X', which is not a card"):
+    with pytest.raises(OptionError, match="holds '1X', which is not one of its cards"):
         GAME.new_state(2, deck=["1X"] + list(NAME[1:]))
 
 
@@ -136,7 +137,7 @@ def test_a_deck_that_is_not_a_list_of_cards_is_refused(deck):
     """runner/games/knock_rummy.md § Engine choices (Dealing): a fixed deck is given top card first,
     so it must be a list (or tuple) of wire cards; a number, a string, a mapping or a set (whose
     order is not fixed) is an OptionError that says so, not a TypeError or a silently read deck."""
-    with pytest.raises(OptionError, match="deck must be a list of the 52 cards, top first"):
+    with pytest.raises(OptionError, match="a knock-rummy deck must be a list of its 52 cards, top first; got a "):
         GAME.new_state(2, deck=deck)
     assert GAME.new_state(2, deck=tuple(NAME)).view(0)["discard_pile"] == [NAME[20]]
 

@@ -13,7 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from runner.games.base import IllegalAction, OptionError, random_action
+from protocol.actions import random_action
+from runner.games.base import IllegalAction, OptionError
 from runner.games.quitlok import FULL_DECK, GAME, hand_value
 
 PLAYERS = 5
@@ -382,12 +383,12 @@ def test_bad_options_and_player_counts(players, options, message):
 
 
 @pytest.mark.parametrize("deck,message", [
-    (stacked_deck()[:-1], "missing \\['Q12'\\]"),
-    (stacked_deck()[:-1] + ["Q1"], "missing \\['Q12'\\], extra \\['Q1'\\]"),
-    (stacked_deck()[:-1] + ["AS"], "Quitli cards"),
-    ("Q1Q2", "Quitli cards"),
-    (24, "Quitli cards"),
-    ({f"Q{n}": 2 for n in range(1, 13)}, "Quitli cards"),
+    (stacked_deck()[:-1], "got 23: missing Q12$"),
+    (stacked_deck()[:-1] + ["Q1"], "got 24: missing Q12; extra Q1$"),
+    (stacked_deck()[:-1] + ["AS"], "holds 'AS', which is not one of its cards"),
+    ("Q1Q2", "a quitlok deck must be a list of its 24 cards, top first; got a str"),
+    (24, "got a int"),
+    ({f"Q{n}": 2 for n in range(1, 13)}, "got a dict"),
 ])
 def test_bad_deck_is_an_option_error(deck, message):
     """runner/games/quitlok.md § Engine choices (Deal order): a hand-built deck must be the whole Quitli deck."""

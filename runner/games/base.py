@@ -12,18 +12,12 @@ is the one place that decides whether an answer is one of the legal entries.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections import Counter
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Mapping, Sequence
 
-from protocol.actions import (  # noqa: F401  (re-exported: engines and tests use them from here)
-    concrete_actions,
-    find_legal,
-    is_range,
-    match_action,
-    random_action,
-    same_value,
-)
+from protocol.actions import find_legal
 
 Action = dict[str, Any]
 Event = dict[str, Any]
@@ -150,6 +144,30 @@ class Result:
 def score_to_wire(score: Fraction) -> int | list[int]:
     """An exact score as plain data: an int when whole, otherwise [numerator, denominator]."""
     return score.numerator if score.denominator == 1 else [score.numerator, score.denominator]
+
+
+def check_deck(deck: Any, full_deck: Sequence[str], game: str) -> list[str]:
+    """A hand-built deck (wire forms, top card first), checked to be exactly `full_deck` reordered.
+
+    Only a list or tuple is an order: a set would deal in hash order, a mapping by its keys and a
+    string letter by letter. Every engine reads its `deck` argument through this, so a bad deck
+    gets the same specific OptionError in every game, naming the missing and extra cards.
+    """
+    size = len(full_deck)
+    if not isinstance(deck, (list, tuple)):
+        raise OptionError(f"a {game} deck must be a list of its {size} cards, top first; "
+                          f"got a {type(deck).__name__}")
+    known = set(full_deck)
+    for name in deck:
+        if not isinstance(name, str) or name not in known:
+            raise OptionError(f"a {game} deck holds {name!r}, which is not one of its cards")
+    given, expected = Counter(deck), Counter(full_deck)
+    if given != expected:
+        missing, extra = expected - given, given - expected
+        problems = [f"{label} {', '.join(name for name in expected if surplus[name] for _ in range(surplus[name]))}"
+                    for label, surplus in (("missing", missing), ("extra", extra)) if surplus]
+        raise OptionError(f"a {game} deck must be exactly its {size} cards, got {len(deck)}: {'; '.join(problems)}")
+    return list(deck)
 
 
 class GameState(ABC):

@@ -10,13 +10,12 @@ on multisets of card values packed into one int (4 bits per value 1..10), memois
 from __future__ import annotations
 
 import random
-from collections import Counter
 from functools import lru_cache
 from typing import Any, Callable, Mapping, Sequence
 
 from runner import cards
 from runner.cards import NAME, RANK, SUIT
-from runner.games.base import Action, Event, Game, GameSpec, GameState, Option, OptionError, Result
+from runner.games.base import Action, Event, Game, GameSpec, GameState, Option, OptionError, Result, check_deck
 
 HAND_SIZE = 4
 TABLE_DEAL = 4
@@ -667,24 +666,7 @@ class Casino(Game):
     @staticmethod
     def _parse_deck(deck: Sequence[str]) -> list[int]:
         """The fixed deal order as cards; it must be a list (or tuple) of the 52 cards, each once."""
-        if not isinstance(deck, (list, tuple)):
-            # a set would be dealt in hash order, a string by its characters: neither is an order
-            raise OptionError(f"a casino deck must be a list of the 52 cards, top first; got a {type(deck).__name__}")
-        try:
-            order = [cards.parse(name) for name in deck]
-        except ValueError as error:
-            raise OptionError(f"bad casino deck: {error}") from None
-        if sorted(order) != list(cards.DECK):
-            counts = Counter(order)
-            problems = [
-                f"{label} {', '.join(NAME[c] for c in found)}"
-                for label, found in (("missing", [c for c in cards.DECK if not counts[c]]),
-                                     ("repeated", sorted(c for c, n in counts.items() if n > 1)))
-                if found
-            ]
-            raise OptionError(
-                f"a casino deck must hold each of the 52 cards once, got {len(order)} cards, {'; '.join(problems)}")
-        return order
+        return [cards.parse(name) for name in check_deck(deck, NAME, "casino")]
 
 
 GAME = Casino()

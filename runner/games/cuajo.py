@@ -8,12 +8,11 @@ that the three independent groups of a hand (aces; 3-4-5; J-H-K) are contiguous 
 from __future__ import annotations
 
 import random
-from collections import Counter
 from functools import cache, lru_cache
 from itertools import combinations, product
 from typing import Any, Mapping, Sequence
 
-from runner.games.base import Action, Event, Game, GameSpec, GameState, Option, OptionError, Result
+from runner.games.base import Action, Event, Game, GameSpec, GameState, Option, Result, check_deck
 
 RANKS = ("A", "3", "4", "5", "J", "H", "K")
 SUITS = ("o", "c", "e", "b")  # oros (coins), copas (cups), espadas (swords), bastos (batons)
@@ -623,20 +622,7 @@ class Cuajo(Game):
 
     def _parse_deck(self, deck: Sequence[str]) -> list[int]:
         """Card types of a hand-built deck; it must hold exactly the 112 cards (OptionError)."""
-        if isinstance(deck, str):  # a str is a sequence too, and would be read letter by letter
-            raise OptionError(f"bad deck: a list of {TYPES * COPIES} cards, not one string")
-        try:
-            order = [parse_card(name) for name in deck]
-        except ValueError as error:
-            raise OptionError(f"bad deck: {error}") from None
-        counts = Counter(order)
-        if len(order) != TYPES * COPIES or any(counts[t] != COPIES for t in range(TYPES)):
-            wrong = sorted(NAME[t] for t in range(TYPES) if counts[t] != COPIES)
-            raise OptionError(
-                f"bad deck: Cuajo needs 4 copies of each of the 28 cards (112), got {len(order)} cards; "
-                f"wrong counts for {', '.join(wrong)}"
-            )
-        return order
+        return [parse_card(name) for name in check_deck(deck, self.deck(4), "cuajo")]
 
 
 GAME = Cuajo()

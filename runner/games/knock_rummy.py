@@ -15,7 +15,7 @@ from typing import Any, Mapping, Sequence
 from runner.cards import DECK, NAME, RANK
 from runner.games.base import (
     Action, Event, Game, GameError, GameSpec, GameState, IllegalAction, Option, OptionError, Result,
-    score_to_wire,
+    check_deck, score_to_wire,
 )
 
 KNOCK_PENALTY = 10
@@ -417,22 +417,7 @@ def _shuffled_deck(rng: random.Random) -> list[int]:
 
 def _parse_deck(deck: Sequence[str]) -> list[int]:
     """A fixed deck order from wire forms: all 52 cards once each, else OptionError."""
-    if not isinstance(deck, (list, tuple)):
-        # a string, a mapping or a set would be read by iteration: characters, keys, hash order
-        raise OptionError(f"deck must be a list of the 52 cards, top first; got a {type(deck).__name__}")
-    order = []
-    for name in deck:
-        card = _CARD_BY_NAME.get(name) if isinstance(name, str) else None
-        if card is None:
-            raise OptionError(f"deck holds {name!r}, which is not a card")
-        order.append(card)
-    if len(order) != 52 or len(set(order)) != 52:
-        missing = sorted(set(DECK) - set(order))
-        repeated = sorted({card for card in order if order.count(card) > 1})
-        problems = [f"{label} {', '.join(NAME[card] for card in cards)}"
-                    for label, cards in (("missing", missing), ("repeated", repeated)) if cards]
-        raise OptionError(f"deck must hold each of the 52 cards once; got {len(order)} cards, {'; '.join(problems)}")
-    return order
+    return [_CARD_BY_NAME[name] for name in check_deck(deck, NAME, "knock-rummy")]
 
 
 GAME = KnockRummy()

@@ -8,11 +8,11 @@ Seats run clockwise in increasing order, so a player's left is seat + 1 and righ
 from __future__ import annotations
 
 import random
-from collections import Counter
 from typing import Any, Mapping, Sequence
 
 from runner.games.base import (
     Action, Event, Game, GameError, GameSpec, GameState, IllegalAction, Option, OptionError, Result,
+    check_deck,
 )
 
 CARD_NAME = {number: f"Q{number}" for number in range(1, 13)}
@@ -68,17 +68,7 @@ def check_option_combination(options: Mapping[str, Any]) -> None:
 
 def parse_deck(deck: Sequence[str]) -> list[int]:
     """The fixed card order `deck` (wire forms, top first) as ints; OptionError unless it is the Quitli deck."""
-    if not isinstance(deck, (list, tuple)) or not all(isinstance(name, str) and name in CARD_BY_NAME for name in deck):
-        raise OptionError(f"deck must be a list of Quitli cards 'Q1'..'Q12', got {deck!r}")
-    cards = [CARD_BY_NAME[name] for name in deck]
-    if Counter(cards) != Counter(FULL_DECK):
-        missing = Counter(FULL_DECK) - Counter(cards)
-        extra = Counter(cards) - Counter(FULL_DECK)
-        raise OptionError(
-            "deck must hold exactly two of each card Q1..Q12"
-            f" (missing {names(sorted(missing.elements()))}, extra {names(sorted(extra.elements()))})"
-        )
-    return cards
+    return [CARD_BY_NAME[name] for name in check_deck(deck, names(FULL_DECK), "quitlok")]
 
 
 class QuitlokState(GameState):

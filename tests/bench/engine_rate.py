@@ -11,7 +11,7 @@ import random
 import sys
 import time
 
-from runner.games.base import random_action
+from protocol.actions import random_action
 from runner.games.knock_rummy import GAME
 
 
