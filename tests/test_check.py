@@ -70,6 +70,10 @@ def test_random_bot_passes(tmp_path):
     assert_passes(SAMPLES / "random", tmp_path)
 
 
+def test_heuristic_bot_passes(tmp_path):
+    assert_passes(SAMPLES / "heuristic", tmp_path)
+
+
 def test_js_bot_passes(tmp_path):
     if shutil.which("node") is None or shutil.which("npm") is None:
         pytest.skip("Node.js and npm are not installed (CI installs them: see .ci/run)")
