@@ -26,7 +26,7 @@ import click
 
 from runner.games import get_game
 from runner.games.base import Game, OptionError
-from runner.manifest import Entrant, ManifestError, entrant_from_command, load_manifest
+from runner.manifest import Entrant, ManifestError, load_entrant
 from runner.referee.faults import MAX_EVIDENCE, BotFault, Fault
 from runner.referee.match import Match
 from runner.referee.process import BotProcess, BotSpec, Limits
@@ -410,14 +410,6 @@ def junit_xml(report: CheckReport) -> bytes:
 
 # -- the command -----------------------------------------------------------------------------
 
-def load_bot(text: str) -> Entrant:
-    """The bot named on the command line: a folder (or bot.toml) with a manifest, or NAME=CMD."""
-    path = Path(text)
-    if "=" in text and not path.exists():
-        return entrant_from_command(text)
-    return load_manifest(path)
-
-
 def games_to_check(entrant: Entrant, given: tuple[str, ...]) -> list[str]:
     """The games given with --games (comma-separated or repeated), else every game the bot plays."""
     if not given:
@@ -451,7 +443,7 @@ def check(bot_text: str, game_names: tuple[str, ...], games_per_game: int | None
     """Check BOT (a bot folder with bot.toml, or NAME=CMD) against the random bot in every game, seat
     and player count; exit status 0 only when it made no fault."""
     try:
-        entrant = load_bot(bot_text)
+        entrant = load_entrant(bot_text)
         games = games_to_check(entrant, game_names)
     except (ManifestError, OptionError, ValueError) as error:
         raise click.UsageError(str(error)) from None

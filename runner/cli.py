@@ -17,8 +17,9 @@ import click
 from runner.console import describe, parse_option, result_table
 from runner.games import all_games, get_game
 from runner.games.base import OptionError
+from runner.manifest import load_entrant
 from runner.referee.match import Match
-from runner.referee.process import BotSpec, Limits
+from runner.referee.process import Limits
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -44,8 +45,8 @@ def games() -> None:
 
 @main.command()
 @click.argument("game_name", metavar="GAME")
-@click.option("--bot", "bots", multiple=True, required=True, metavar="NAME=CMD",
-              help="A bot per seat, in seat order (repeat the option).")
+@click.option("--bot", "bots", multiple=True, required=True, metavar="FOLDER|NAME=CMD",
+              help="A bot per seat, in seat order (repeat the option): a bot folder with bot.toml, or NAME=CMD.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the deal.")
 @click.option("--timeout", type=click.FloatRange(min=0.001), default=1.0, show_default=True,
               help="Seconds a bot has for each decision.")
@@ -66,7 +67,7 @@ def play(game_name: str, bots: tuple[str, ...], seed: int, timeout: float, hands
     """Play one GAME between bot processes and print the moves and the result."""
     try:
         game = get_game(game_name)
-        specs = [BotSpec.parse(text) for text in bots]
+        specs = [load_entrant(text).spec for text in bots]
         game.spec.check_players(len(specs))
         rule_options = game.spec.resolve_options(dict(parse_option(text) for text in options))
     except (OptionError, ValueError) as error:

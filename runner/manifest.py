@@ -86,3 +86,12 @@ def entrant_from_command(text: str) -> Entrant:
     spec = BotSpec.parse(text)
     digest = hashlib.sha256(shlex.join(spec.command).encode()).hexdigest()[:16]
     return Entrant(spec=spec, games=tuple(sorted(all_games())), manifest_hash=digest)
+
+
+def load_entrant(text: str) -> Entrant:
+    """The bot named on a command line: a folder (or its bot.toml) with a manifest, or NAME=COMMAND."""
+    if Path(text).exists() or ("=" not in text and ("/" in text or text.endswith(".toml"))):
+        return load_manifest(text)  # a path: its error says which manifest is missing
+    if "=" in text:
+        return entrant_from_command(text)
+    raise ManifestError(f"bot {text!r} is neither a bot folder (holding bot.toml) nor NAME=COMMAND")

@@ -62,7 +62,8 @@ def test_play_a_whole_game_between_sample_bots(tmp_path, game, players, options)
 @pytest.mark.parametrize("args,message", [
     (["play", "poker", "--bot", "a=x", "--bot", "b=y"], "unknown game 'poker'"),
     (["play", "knock-rummy", "--bot", "a=x"], "knock-rummy is played by 2 to 5 players, not 1"),
-    (["play", "knock-rummy", "--bot", "nocommand", "--bot", "b=y"], "bot must be given as NAME=COMMAND"),
+    (["play", "knock-rummy", "--bot", "nocommand", "--bot", "b=y"],
+     "bot 'nocommand' is neither a bot folder (holding bot.toml) nor NAME=COMMAND"),
     (["play", "casino", "--bot", "a=x", "--bot", "b=y", "--option", "target=20"], "option 'target' must be one of"),
     (["play", "casino", "--bot", "a=x", "--bot", "b=y", "--option", "colour=red"], "casino has no option 'colour'"),
     (["play", "casino", "--bot", "a=x", "--bot", "b=y", "--option", "oops"], "options are given as KEY=VALUE"),
@@ -117,3 +118,15 @@ def test_a_play_record_replays_through_the_engine(tmp_path):
     record_path.write_text("{}")
     garbage = cardarena("replay", str(record_path))
     assert garbage.returncode == 1 and "not a game record written by 'cardarena play --record'" in garbage.stderr
+
+
+def test_play_takes_bot_folders_and_reports_a_bad_one(tmp_path):
+    done = cardarena("play", "knock-rummy", "--bot", str(ROOT / "sample_bots" / "heuristic"),
+                     "--bot", str(ROOT / "sample_bots" / "random"), "--quiet", "--record", str(tmp_path / "r.json"))
+    assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "r.json").read_text())["seats"] == ["heuristic", "random"]
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "bot.toml").write_text('name = "broken"\n')
+    bad = cardarena("play", "knock-rummy", "--bot", str(tmp_path / "broken"), "--bot", str(ROOT / "sample_bots" / "random"))
+    assert bad.returncode == 2 and "'command' must be a non-empty list of strings" in bad.stderr
+    assert "Traceback" not in bad.stderr
