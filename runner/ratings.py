@@ -5,7 +5,10 @@ between the distinct bots at its table (`comparisons_from_ranks`), comparisons a
 pair, and `rate` fits the ratings that make the observed pairwise scores most likely. Draws
 count as half a point each way. A few virtual draws on every pair that met keep perfect scores
 finite. Each connected part of the comparison graph is fitted and anchored on its own, since
-bots that never met (even indirectly) cannot be placed on one scale.
+bots that never met (even indirectly) cannot be placed on one scale. Without virtual draws
+(`prior=0`) a group has finite ratings only if every split of it into two sides has each side
+taking points from the other (its "scored against" graph is strongly connected); that is
+decided from the results before fitting, so a refusal never depends on names or rounding.
 
 Intervals come from a bootstrap that resamples whole clusters (a duplicate set: every seat
 rotation of one deal), because the pairwise results of one game, and the games of one
@@ -26,6 +29,7 @@ from typing import Hashable, Iterable, Sequence
 
 ELO_PER_NAT = 400 / math.log(10)  # rating points per unit of natural log-odds
 DEFAULT_MEAN = 1500.0
+FIT_STEPS = 200  # Newton steps before a fit gives up
 
 Pair = tuple[str, str]
 #: pair (a, b) with a < b -> [points scored by a, comparisons]
@@ -33,7 +37,7 @@ Tally = dict[Pair, list[float]]
 
 
 class RatingError(ValueError):
-    """Ratings that cannot be computed (an anchor bot that never played, a diverging fit)."""
+    """Ratings that cannot be computed (an anchor bot that never played, no finite maximum-likelihood fit)."""
 
 
 def comparisons_from_ranks(
@@ -102,7 +106,8 @@ def _solve(matrix: list[list[float]], vector: list[float]) -> list[float]:
     for column in range(size):
         pivot = max(range(column, size), key=lambda r: abs(rows[r][column]))
         if abs(rows[pivot][column]) < 1e-300:
-            raise RatingError("the ratings are not determined (a perfect score needs a prior above zero)")
+            raise RatingError("the ratings are not determined: results too lopsided for floating point "
+                              "(a prior above zero keeps them closer)")
         rows[column], rows[pivot] = rows[pivot], rows[column]
         pivot_row = rows[column]
         for r in range(column + 1, size):
@@ -118,16 +123,61 @@ def _solve(matrix: list[list[float]], vector: list[float]) -> list[float]:
     return solution
 
 
+def _scored_against(totals: Tally, prior: float) -> dict[str, set[str]]:
+    """Each bot's opponents it took points from, virtual draws included (the edges of the existence test)."""
+    scored: dict[str, set[str]] = defaultdict(set)
+    for (a, b), (points, count) in totals.items():
+        if points + prior / 2 > 0:
+            scored[a].add(b)
+        if count - points + prior / 2 > 0:
+            scored[b].add(a)
+    return scored
+
+
+def _reachable(start: str, edges: dict[str, set[str]]) -> set[str]:
+    """Bots reachable from `start` along `edges` (including `start`)."""
+    seen, frontier = {start}, [start]
+    while frontier:
+        for nxt in edges.get(frontier.pop(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                frontier.append(nxt)
+    return seen
+
+
+def _scoreless_parts(group: list[str], totals: Tally, prior: float) -> list[tuple[list[str], list[str]]]:
+    """The parts of a connected group that never scored against the rest of it, each with the opponents it met there.
+
+    A finite maximum-likelihood fit exists exactly when there are none (Zermelo, Ford): such a
+    part's ratings would fall without bound below the rest. Empty when the scored-against graph
+    is strongly connected, which every group is once `prior` virtual draws are added.
+    """
+    met: dict[str, set[str]] = defaultdict(set)
+    for a, b in totals:
+        met[a].add(b)
+        met[b].add(a)
+    scored = _scored_against(totals, prior)
+    reach = {bot: _reachable(bot, scored) for bot in group}
+    parts = []
+    for bot in group:
+        part = sorted(other for other in reach[bot] if bot in reach[other])  # bot's strongly connected part
+        # reported once (by its first bot), and only if it is not the whole group yet scored nowhere outside
+        if part[0] == bot and len(reach[bot]) == len(part) < len(group):
+            inside = set(part)
+            parts.append((part, sorted(set().union(*(met[m] for m in part)) - inside)))
+    return parts
+
+
 def _fit_group(bots: list[str], totals: Tally, prior: float) -> dict[str, float]:
     """Log-strengths (mean zero) of one connected group maximising the Bradley–Terry likelihood."""
     if len(bots) == 1:
         return {bots[0]: 0.0}
     index = {bot: i for i, bot in enumerate(bots)}
     pairs = [(index[a], index[b], points + prior / 2, count + prior)
-             for (a, b), (points, count) in totals.items() if a in index]
+             for (a, b), (points, count) in totals.items()]
     size = len(bots)
     theta = [0.0] * size
-    for _ in range(200):
+    for _ in range(FIT_STEPS):
         gradient = [0.0] * size
         hessian = [[0.0] * size for _ in range(size)]
         for i, j, points, count in pairs:
@@ -148,19 +198,31 @@ def _fit_group(bots: list[str], totals: Tally, prior: float) -> dict[str, float]
         if largest < 1e-10:
             break
     else:
-        raise RatingError("ratings do not converge (a perfect score needs a prior above zero)")
+        raise RatingError(f"the fit did not converge in {FIT_STEPS} steps: results too lopsided "
+                          "(a prior above zero keeps them closer)")
     mean = sum(theta) / size
     return {bot: theta[index[bot]] - mean for bot in bots}
 
 
 def fit(totals: Tally, bots: Iterable[str] = (), prior: float = 2.0) -> tuple[dict[str, float], list[list[str]]]:
     """Elo ratings (mean 0 within each connected group) and the groups; `prior` virtual draws per pair."""
-    groups = components((pair for pair, (_, count) in totals.items() if count), bots)
+    if not (math.isfinite(prior) and prior >= 0):
+        raise RatingError(f"the prior must be a number of virtual draws, zero or more, not {prior}")
+    totals = {pair: entry for pair, entry in totals.items() if entry[1]}
+    groups = components(totals, bots)
+    group_of = {bot: index for index, group in enumerate(groups) for bot in group}
+    group_totals: list[Tally] = [{} for _ in groups]
+    for pair, entry in totals.items():
+        group_totals[group_of[pair[0]]][pair] = entry
+    scoreless = [part for group, group_tally in zip(groups, group_totals)
+                 for part in _scoreless_parts(group, group_tally, prior)]
+    if scoreless:
+        reasons = "; ".join(f"{', '.join(part)} never scored against {', '.join(opponents)}"
+                            for part, opponents in sorted(scoreless))
+        raise RatingError(f"no finite ratings without a prior: {reasons} (a prior above zero keeps them finite)")
     ratings: dict[str, float] = {}
-    for group in groups:
-        members = set(group)
-        group_totals = {pair: entry for pair, entry in totals.items() if pair[0] in members and entry[1]}
-        for bot, strength in _fit_group(group, group_totals, prior).items():
+    for group, group_tally in zip(groups, group_totals):
+        for bot, strength in _fit_group(group, group_tally, prior).items():
             ratings[bot] = strength * ELO_PER_NAT
     return ratings, groups
 
@@ -231,7 +293,7 @@ def _bootstrap_samples(signature_count: Counter, bootstrap: int, seed: int, prio
             pair_counts.append(count)
     rng = random.Random(seed)
     samples: list[dict[str, float]] = []
-    for _ in range(bootstrap if population else 0):
+    for number in range(1, (bootstrap if population else 0) + 1):
         drawn = Counter(rng.choices(population, k=len(population)))
         times = list(map(drawn.get, range(len(signatures)), repeat(0)))
         resampled: Tally = {}
@@ -240,7 +302,10 @@ def _bootstrap_samples(signature_count: Counter, bootstrap: int, seed: int, prio
             count = sum(map(mul, weights, pair_counts))
             if count:
                 resampled[pair] = [sum(map(mul, weights, pair_points)), count]
-        sample_raw, sample_groups = fit(resampled, (), prior)
+        try:
+            sample_raw, sample_groups = fit(resampled, (), prior)
+        except RatingError as error:
+            raise RatingError(f"bootstrap resample {number} of {bootstrap}: {error}") from error
         if anchor is None or anchor[0] in sample_raw:
             samples.append(_anchored(sample_raw, sample_groups, anchor, mean))
     return samples

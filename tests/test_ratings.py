@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 
@@ -13,7 +14,9 @@ from runner.ratings import (
     RatingError,
     comparisons_from_ranks,
     components,
+    fit,
     rate,
+    tally,
 )
 
 ELO_OF_ODDS = lambda odds: 400 * math.log10(odds)  # noqa: E731 - the textbook formula the fit must match
@@ -202,3 +205,116 @@ def test_no_interval_from_a_single_duplicate_set_or_no_bootstrap():
     two_sets = one_set + [("deal-1", [("a", "b", 0.0)])]
     low, high = rate(two_sets, bootstrap=100).interval["a"]
     assert low < high
+
+
+def issue_16_games(b0: str, b1: str, b2: str, b3: str) -> list[tuple[int, list[tuple[str, str, float]]]]:
+    """b0 beats b1 four times and loses once, draws b2 once; b2 beats b3 once (b3 never scores)."""
+    results = [(b0, b1, 1.0)] * 4 + [(b0, b1, 0.0), (b0, b2, 0.5), (b2, b3, 1.0)]
+    return [(index, [result]) for index, result in enumerate(results)]
+
+
+@pytest.mark.parametrize("names", [("b0", "b1", "b2", "b3"), ("b1", "b2", "b3", "b0"), ("z", "y", "x", "a")])
+def test_a_bot_that_never_scored_has_no_rating_without_a_prior_whatever_the_names(names):
+    """Issue 16: the refusal once depended on whether the scoreless bot was last alphabetically."""
+    with pytest.raises(RatingError, match=f": {names[3]} never scored against {names[2]} "):
+        rate(issue_16_games(*names), prior=0.0, bootstrap=0)
+
+
+def test_a_prior_rates_the_issue_16_example_the_same_under_any_names():
+    first = rate(issue_16_games("b0", "b1", "b2", "b3"), prior=2.0, bootstrap=0).rating
+    renamed = rate(issue_16_games("b1", "b2", "b3", "b0"), prior=2.0, bootstrap=0).rating
+    assert all(math.isfinite(value) for value in first.values())
+    assert [renamed[bot] for bot in ("b1", "b2", "b3", "b0")] == pytest.approx(
+        [first[bot] for bot in ("b0", "b1", "b2", "b3")])
+    assert min(first, key=first.get) == "b1" and first["b3"] < first["b2"]
+
+
+def test_every_part_that_never_scored_is_named():
+    """Two groups, each with a part that took no points from the rest of it, are both reported."""
+    results = [("a", "b", 1.0), ("b", "c", 0.5), ("a", "c", 1.0), ("p", "q", 0.0), ("q", "r", 0.5), ("r", "p", 1.0)]
+    with pytest.raises(RatingError) as error:
+        rate([(i, [result]) for i, result in enumerate(results)], prior=0, bootstrap=0)
+    assert ": b, c never scored against a; p never scored against q, r (" in str(error.value)
+
+
+def test_a_bootstrap_resample_without_finite_ratings_is_named_as_such():
+    with pytest.raises(RatingError, match=r"^bootstrap resample \d+ of 50: .* never scored against "):
+        rate(duel(3, 0, 1), prior=0, bootstrap=50, seed=1)
+
+
+def test_a_negative_prior_is_an_error():
+    with pytest.raises(RatingError, match="prior"):
+        rate(duel(3, 0, 1), prior=-1, bootstrap=0)
+
+
+def test_a_lopsided_but_closed_cycle_has_finite_ratings_that_solve_the_score_equations():
+    """One upset closing a chain of near-certain wins makes the fit exist, however far apart it spreads."""
+    names = [f"x{i}" for i in range(6)]
+    totals = {(names[i], names[i + 1]): [999.0, 1000] for i in range(5)}
+    totals[(names[0], names[5])] = [0.0, 1]
+    ratings, groups = fit(totals, (), prior=0)
+    assert groups == [names]
+    assert ratings["x0"] - ratings["x5"] > 5 * ELO_OF_ODDS(100)
+    assert max(map(abs, score_residuals(totals, ratings, 0).values())) < 1e-6
+
+
+def score_residuals(totals, ratings: dict[str, float], prior: float) -> dict[str, float]:
+    """Each bot's points minus its expected points at `ratings`: all zero at the maximum-likelihood fit."""
+    residual = dict.fromkeys(ratings, 0.0)
+    for (a, b), (points, count) in totals.items():
+        expected = 1.0 / (1.0 + math.exp((ratings[b] - ratings[a]) / ELO_PER_NAT))
+        residual[a] += points + prior / 2 - (count + prior) * expected
+        residual[b] -= points + prior / 2 - (count + prior) * expected
+    return residual
+
+
+def finite_fit_exists(totals) -> bool:
+    """Ford's condition by brute force: every split of every connected group has each side scoring on the other."""
+    for group in components(totals):
+        for size in range(1, len(group)):
+            for side in map(set, itertools.combinations(group, size)):
+                took_points = (points > 0 if a in side else points < count
+                               for (a, b), (points, count) in totals.items() if (a in side) != (b in side))
+                if not any(took_points):
+                    return False
+    return True
+
+
+def scoreless_clauses(message: str) -> set[tuple[frozenset[str], frozenset[str]]]:
+    """The (part, opponents) pairs a no-finite-ratings message names, as sets (their order follows the names)."""
+    reasons = message.split(": ", 1)[1].rsplit(" (", 1)[0]
+    clauses = (reason.split(" never scored against ") for reason in reasons.split("; "))
+    return {(frozenset(part.split(", ")), frozenset(opponents.split(", "))) for part, opponents in clauses}
+
+
+BOTS = ("b0", "b1", "b2", "b3", "b4", "b5")
+FRESH_NAMES = st.lists(st.text(alphabet="ABXYZ019_", min_size=1, max_size=4), min_size=6, max_size=6, unique=True)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(BOTS), st.sampled_from(BOTS), st.sampled_from([0.0, 0.5, 1.0])),
+                min_size=1, max_size=20),
+       st.sampled_from([0.0, 0.0, 0.0, 0.5, 2.0]),
+       st.one_of(st.permutations(BOTS), FRESH_NAMES))
+def test_renaming_the_bots_renames_the_ratings_or_the_refusal(results, prior, new_names):
+    """Issue 16: whether ratings exist, and what they are, cannot depend on the bots' names."""
+    rename = dict(zip(BOTS, new_names))
+    games = [(index, [(a, b, score)]) for index, (a, b, score) in enumerate(results) if a != b]
+    renamed_games = [(index, [(rename[a], rename[b], score)]) for index, [(a, b, score)] in games]
+    totals = tally(comparison for _, comparisons in games for comparison in comparisons)
+    try:
+        first = rate(games, prior=prior, bootstrap=0)
+    except RatingError as error:
+        assert prior == 0 and not finite_fit_exists(totals)
+        with pytest.raises(RatingError) as renamed_error:
+            rate(renamed_games, prior=prior, bootstrap=0)
+        assert scoreless_clauses(str(renamed_error.value)) == {
+            (frozenset(map(rename.get, part)), frozenset(map(rename.get, opponents)))
+            for part, opponents in scoreless_clauses(str(error))}
+        return
+    assert prior > 0 or finite_fit_exists(totals)
+    raw = {bot: value - 1500 for bot, value in first.rating.items()}
+    assert max(map(abs, score_residuals(totals, raw, prior).values()), default=0) < 1e-6
+    second = rate(renamed_games, prior=prior, bootstrap=0)
+    assert {rename[bot]: value for bot, value in first.rating.items()} == pytest.approx(second.rating, abs=1e-6)
+    assert {frozenset(map(rename.get, group)) for group in first.groups} == set(map(frozenset, second.groups))
