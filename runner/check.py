@@ -434,7 +434,9 @@ def games_to_check(entrant: Entrant, given: tuple[str, ...]) -> list[str]:
               help="Seconds the bot has for each decision.")
 @click.option("--handshake-timeout", type=click.FloatRange(min=0.001), default=Limits.handshake_timeout,
               show_default=True, help="Seconds the bot has to start and say hello.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the first game; the others follow it.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the first game; the others follow it. Known seeds make every game reproducible "
+                   "with `cardarena play` (and its deal computable): a check, not a contest.")
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write a JUnit XML report here (one testcase per game) for CI systems.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON instead of text.")

@@ -47,7 +47,9 @@ def games() -> None:
 @click.argument("game_name", metavar="GAME")
 @click.option("--bot", "bots", multiple=True, required=True, metavar="FOLDER|NAME=CMD",
               help="A bot per seat, in seat order (repeat the option): a bot folder with bot.toml, or NAME=CMD.")
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the deal.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Seed of the deal: the same seed deals the same cards (a demo, or a game to reproduce), "
+                   "so the bots could compute them; a tournament deals from a secret instead.")
 @click.option("--timeout", type=click.FloatRange(min=0.001), default=1.0, show_default=True,
               help="Seconds a bot has for each decision.")
 @click.option("--handshake-timeout", type=click.FloatRange(min=0.001), default=10.0, show_default=True,

@@ -23,6 +23,7 @@ RUMMY = GameSettings("knock-rummy", players=4, deals=2)
 CUAJO = GameSettings("cuajo", players=4, deals=2, partnership=True)
 QUITLOK = GameSettings("quitlok", players=5, deals=1)
 ALL_GAMES = ("casino", "knock-rummy", "cuajo", "quitlok")
+KEY = "a deal key"  # what a tournament's deal seeds derive from: the results file's secret, or a deal seed
 
 
 def entrants(*names: str) -> dict[str, tuple[str, ...]]:
@@ -50,7 +51,7 @@ def test_rotations_of_a_lineup_of_copies_are_distinct():
 
 
 def test_every_rotation_of_a_deal_gets_the_same_cards_and_deals_differ():
-    matches = schedule(entrants("a", "b", "c", "d"), [RUMMY], seed=5)
+    matches = schedule(entrants("a", "b", "c", "d"), [RUMMY], seed=5, deal_key=KEY)
     (match,) = matches
     by_deal = {}
     for game in match.games:
@@ -65,7 +66,8 @@ def test_every_rotation_of_a_deal_gets_the_same_cards_and_deals_differ():
 
 
 def test_round_robin_plays_every_combination_once():
-    matches = schedule(entrants("a", "b", "c", "d", "e"), [CASINO, GameSettings("knock-rummy", 3, 1)], seed=1)
+    matches = schedule(entrants("a", "b", "c", "d", "e"), [CASINO, GameSettings("knock-rummy", 3, 1)], seed=1,
+                       deal_key=KEY)
     casino = sorted(m.lineup for m in matches if m.game == "casino")
     rummy = sorted(m.lineup for m in matches if m.game == "knock-rummy")
     assert casino == sorted(itertools.combinations("abcde", 2))
@@ -74,7 +76,7 @@ def test_round_robin_plays_every_combination_once():
 
 
 def test_game_ids_are_unique_and_name_game_table_deal_rotation():
-    matches = schedule(entrants("a", "b", "c"), [CASINO, RUMMY, CUAJO, QUITLOK], seed=2)
+    matches = schedule(entrants("a", "b", "c"), [CASINO, RUMMY, CUAJO, QUITLOK], seed=2, deal_key=KEY)
     ids = [g.game_id for m in matches for g in m.games]
     assert len(ids) == len(set(ids))
     assert "casino/a+b/d2/r1" in ids
@@ -82,13 +84,13 @@ def test_game_ids_are_unique_and_name_game_table_deal_rotation():
 
 def test_fewer_bots_than_seats_fill_the_table_evenly():
     assert fill_seats(["a", "b"], 5) == [("a", "b", "a", "b", "a"), ("b", "a", "b", "a", "b")]
-    matches = schedule(entrants("a", "b", "c"), [QUITLOK], seed=3)
+    matches = schedule(entrants("a", "b", "c"), [QUITLOK], seed=3, deal_key=KEY)
     seat_counts = Counter(bot for m in matches for g in m.games for bot in bots_by_seat(m, g))
     assert set(seat_counts) == {"a", "b", "c"} and len(set(seat_counts.values())) == 1
 
 
 def test_partners_are_copies_by_default():
-    matches = schedule(entrants("a", "b", "c"), [CUAJO], seed=4)
+    matches = schedule(entrants("a", "b", "c"), [CUAJO], seed=4, deal_key=KEY)
     assert sorted(m.lineup for m in matches) == [("a", "b", "a", "b"), ("a", "c", "a", "c"), ("b", "c", "b", "c")]
     for match in matches:
         assert len(match.games) == CUAJO.deals * 2  # each side of the table once per deal
@@ -99,31 +101,46 @@ def test_partners_are_copies_by_default():
 
 def test_partners_any_seats_distinct_bots_together():
     settings_any = GameSettings("cuajo", 4, 1, partnership=True, partners="any")
-    matches = schedule(entrants("a", "b", "c", "d", "e"), [settings_any], seed=4)
+    matches = schedule(entrants("a", "b", "c", "d", "e"), [settings_any], seed=4, deal_key=KEY)
     assert len(matches) == 5 and all(len(set(m.lineup)) == 4 for m in matches)
 
 
 def test_bots_only_enter_the_games_they_play():
-    matches = schedule({"a": ("casino",), "b": ALL_GAMES, "c": ALL_GAMES}, [CASINO, RUMMY], seed=1)
+    matches = schedule({"a": ("casino",), "b": ALL_GAMES, "c": ALL_GAMES}, [CASINO, RUMMY], seed=1,
+                       deal_key=KEY)
     assert all("a" not in m.lineup for m in matches if m.game == "knock-rummy")
     assert sum(m.game == "casino" for m in matches) == 3
 
 
 def test_gauntlet_puts_one_challenger_at_every_table_against_the_field():
-    matches = schedule(entrants("new", "x", "y", "z"), [CASINO, RUMMY], seed=1, challengers=["new"])
+    matches = schedule(entrants("new", "x", "y", "z"), [CASINO, RUMMY], seed=1, challengers=["new"], deal_key=KEY)
     assert sorted(m.lineup for m in matches if m.game == "casino") == [("new", "x"), ("new", "y"), ("new", "z")]
     assert [m.lineup for m in matches if m.game == "knock-rummy"] == [("new", "x", "y", "z")]
 
 
 def test_schedule_is_a_pure_function_of_its_inputs():
     arguments = (entrants("a", "b", "c", "d", "e", "f"), [CASINO, RUMMY, CUAJO, QUITLOK], 9)
-    assert schedule(*arguments, max_tables=4) == schedule(*arguments, max_tables=4)
-    assert schedule(*arguments) != schedule(arguments[0], arguments[1], 10)
+    assert schedule(*arguments, max_tables=4, deal_key=KEY) == schedule(*arguments, max_tables=4, deal_key=KEY)
+    tables = {m.lineup for m in schedule(*arguments, max_tables=4, deal_key=KEY)}
+    assert tables != {m.lineup for m in schedule(arguments[0], arguments[1], 10, max_tables=4, deal_key=KEY)}
+
+
+def deal_seeds(matches) -> dict[str, int]:
+    return {g.game_id: g.seed for m in matches for g in m.games}
+
+
+def test_the_deals_come_from_the_deal_key_and_not_from_the_seed():
+    bots, games = entrants("a", "b", "c"), [CASINO, RUMMY]
+    dealt = deal_seeds(schedule(bots, games, 1, deal_key=KEY))
+    assert deal_seeds(schedule(bots, games, 2, deal_key=KEY)) == dealt  # the seed only samples tables
+    other = deal_seeds(schedule(bots, games, 1, deal_key="another key"))
+    assert other.keys() == dealt.keys() and not set(other.values()) & set(dealt.values())
+    assert dealt["casino/a+b/d1/r0"] == derive_seed(KEY, "casino", "a+b", 1)
 
 
 def test_adding_a_bot_keeps_every_existing_game():
-    before = schedule(entrants("a", "b", "c", "d"), [CASINO, RUMMY, CUAJO], seed=6)
-    after = schedule(entrants("a", "b", "c", "d", "e"), [CASINO, RUMMY, CUAJO], seed=6)
+    before = schedule(entrants("a", "b", "c", "d"), [CASINO, RUMMY, CUAJO], seed=6, deal_key=KEY)
+    after = schedule(entrants("a", "b", "c", "d", "e"), [CASINO, RUMMY, CUAJO], seed=6, deal_key=KEY)
     old = {(g.game_id, g.seed, g.seating) for m in before for g in m.games}
     new = {(g.game_id, g.seed, g.seating) for m in after for g in m.games}
     assert old <= new
@@ -133,7 +150,7 @@ def test_adding_a_bot_keeps_every_existing_game():
 
 def test_too_many_combinations_become_a_balanced_sample():
     bots = [f"bot{i:02}" for i in range(12)]
-    matches = schedule(entrants(*bots), [QUITLOK], seed=1, max_tables=40)
+    matches = schedule(entrants(*bots), [QUITLOK], seed=1, max_tables=40, deal_key=KEY)
     assert len(matches) == 40
     pair_counts = Counter(frozenset(pair) for m in matches for pair in itertools.combinations(m.lineup, 2))
     counts = [pair_counts[frozenset(pair)] for pair in itertools.combinations(bots, 2)]
@@ -176,7 +193,7 @@ def test_portions_keep_duplicate_sets_whole_and_cover_every_game_once():
     from runner.tournament.execute import MIN_PORTION_GAMES, PORTIONS_PER_WORKER, portions
 
     plans = schedule({"a": ["knock-rummy"], "b": ["knock-rummy"]},
-                     [GameSettings("knock-rummy", players=4, deals=40)], seed=3)
+                     [GameSettings("knock-rummy", players=4, deals=40)], seed=3, deal_key=KEY)
     assert len(plans) == 1  # one four-seat table for two bots: nothing to run in parallel
     cut = portions(plans, jobs=2)
     assert 2 <= len(cut) <= 2 * PORTIONS_PER_WORKER + 1

@@ -1,7 +1,7 @@
 """End to end: `cardarena run`, `leaderboard` and `replay` on small tournaments of the random bot.
 
 Includes the resume guarantee: a run killed with SIGKILL part-way and resumed has exactly the
-games and leaderboard of an uninterrupted run with the same seed.
+games and leaderboard of an uninterrupted run with the same deal secret (kept in the results file).
 """
 
 from __future__ import annotations
@@ -129,11 +129,20 @@ def test_a_run_killed_part_way_and_resumed_equals_an_uninterrupted_run(finished,
     runner.wait()
     partial = stored_games(out)
     assert 12 <= len(partial) < len(stored_games(finished)), "the run was not killed part-way"
+    # The uninterrupted run to compare with deals from the same secret: the killed run's file, emptied.
+    uninterrupted = tmp_path / "uninterrupted.sqlite"
+    with sqlite3.connect(out) as source, sqlite3.connect(uninterrupted) as copy:
+        source.backup(copy)
+        copy.execute("DELETE FROM actions")
+        copy.execute("DELETE FROM games")
+    whole = cardarena(*run_args(uninterrupted, ("a", "b", "c"), 4, "--resume"))
+    assert whole.returncode == 0 and "(0 already played)" in whole.stderr, whole.stderr
     resumed = cardarena(*run_args(out, ("a", "b", "c"), 4, "--resume"))
     assert resumed.returncode == 0, resumed.stderr
     assert f"({len(partial)} already played)" in resumed.stderr
-    assert stored_games(out) == stored_games(finished)
-    assert leaderboard_json(out) == leaderboard_json(finished)
+    assert stored_games(out) == stored_games(uninterrupted)
+    assert leaderboard_json(out) == leaderboard_json(uninterrupted)
+    assert stored_games(out) != stored_games(finished)  # another results file: other secret, other deals
 
 
 def test_adding_a_bot_plays_only_the_tables_that_include_it(tmp_path):
@@ -197,6 +206,8 @@ def test_resume_with_other_settings_is_refused_and_loses_nothing(finished, tmp_p
     before = stored_games(copy)
     line = one_clear_line(invoke(*run_args(copy, deals=5), "--resume"))
     assert "recorded with other settings (games differ)" in line
+    line = one_clear_line(invoke(*run_args(copy, deals=4), "--deal-seed", "42", "--resume"))
+    assert "recorded with other settings (deal_seed differ)" in line
     assert "already holds results" in one_clear_line(invoke(*run_args(copy, deals=4)))
     assert stored_games(copy) == before
 
@@ -205,7 +216,7 @@ def test_the_sample_league_file_is_valid_and_plays_every_game():
     league = build_league(read_league_file(SAMPLE_LEAGUE), SAMPLE_LEAGUE.parent, str(SAMPLE_LEAGUE))
     assert {g.name for g in league.games} == set(all_games())
     assert "random" in {entrant.name for entrant in league.entrants}
-    plans = schedule({e.name: e.games for e in league.entrants}, league.games, league.seed)
+    plans = schedule({e.name: e.games for e in league.entrants}, league.games, league.seed, deal_key="any")
     assert plans and all(len(set(plan.lineup)) >= 2 for plan in plans)
 
 

@@ -128,8 +128,9 @@ def _check_resume(store: ResultStore, league: League) -> None:
                              "(manifest hash differs); use --out for a new results file")
 
 
-def _open_results(path: Path, league: League, resume: bool) -> ResultStore:
-    """The results store for this run: new, or an existing one being resumed or extended."""
+def _open_results(path: Path, league: League, resume: bool) -> tuple[ResultStore, str]:
+    """The results store for this run (new, or an existing one being resumed or extended), and the
+    key every deal seed derives from: the store's secret, or the league's explicit deal seed."""
     if path.exists() and not resume:
         raise StoreError(f"{path}: already holds results; pass --resume to continue it, or another --out")
     if resume and not path.exists():
@@ -144,10 +145,11 @@ def _open_results(path: Path, league: League, resume: bool) -> ResultStore:
         for entrant in league.entrants:
             if entrant.name not in known:
                 store.add_entrant(entrant.name, entrant.manifest_hash, list(entrant.spec.command), list(entrant.games))
+        deal_key = store.deal_secret() if league.deal_seed is None else str(league.deal_seed)
     except StoreError:
         store.close()
         raise
-    return store
+    return store, deal_key
 
 
 def _echo_boards(store: ResultStore, fmt: str, anchor: tuple[str, float] | None, bootstrap: int,
@@ -167,7 +169,10 @@ def _echo_boards(store: ResultStore, fmt: str, anchor: tuple[str, float] | None,
 @click.option("--game", "games", multiple=True, metavar="GAME", help="Play only this game; repeat for several.")
 @click.option("--players", multiple=True, metavar="GAME=N", help="Table size of a game; repeatable.")
 @click.option("--deals", type=click.IntRange(min=1), help="Deals per table (each played in every seat rotation).")
-@click.option("--seed", type=int, help="Tournament seed: the schedule and every deal derive from it.")
+@click.option("--seed", type=int, help="Schedule seed: which tables a large league samples. The deals come "
+              "from a secret drawn for the results file (--resume reuses it).")
+@click.option("--deal-seed", type=int, help="Deal every game from this seed instead of the results file's secret: "
+              "for demos and tests, since anyone who knows it can compute every deal.")
 @click.option("--format", "form", type=click.Choice(SCHEDULE_FORMATS), help="round-robin (default) or gauntlet.")
 @click.option("--challenger", "challengers", multiple=True, metavar="BOT",
               help="A gauntlet challenger (implies --format gauntlet); repeatable.")
@@ -181,27 +186,31 @@ def _echo_boards(store: ResultStore, fmt: str, anchor: tuple[str, float] | None,
 @click.option("--bootstrap", type=click.IntRange(min=0), default=200, show_default=True,
               help="Bootstrap resamples for the intervals.")
 def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...], players: tuple[str, ...],
-        deals: int | None, seed: int | None, form: str | None, challengers: tuple[str, ...], max_tables: int | None,
-        timeout: float | None, jobs: int | None, pin_cores: bool | None, out: Path | None, resume: bool,
-        anchor: str | None, bootstrap: int) -> None:
+        deals: int | None, seed: int | None, deal_seed: int | None, form: str | None, challengers: tuple[str, ...],
+        max_tables: int | None, timeout: float | None, jobs: int | None, pin_cores: bool | None, out: Path | None,
+        resume: bool, anchor: str | None, bootstrap: int) -> None:
     """Play a tournament (default: the sample bots across every game) and print the leaderboards.
 
     LEAGUE is a league file (TOML); command-line options override it.
     """
     anchor_pair = _parse_anchor(anchor)
     try:
-        overrides = {"deals": deals, "seed": seed, "format": form, "challengers": challengers,
-                     "max_tables": max_tables, "decision_timeout": timeout, "pin_cores": pin_cores}
+        overrides = {"deals": deals, "seed": seed, "deal_seed": deal_seed, "format": form,
+                     "challengers": challengers, "max_tables": max_tables, "decision_timeout": timeout,
+                     "pin_cores": pin_cores}
         data, base, source = _league_data(league_file, bots, games, players, overrides)
         league = _preflight(build_league(data, base, source))
         path = _results_path(league, out, resume)
-        store = _open_results(path, league, resume)
+        store, deal_key = _open_results(path, league, resume)
     except (LeagueError, StoreError) as error:
         raise click.ClickException(str(error)) from None
+    if league.deal_seed is not None:
+        click.echo(f"note: the deals come from deal seed {league.deal_seed}: anyone who knows it can compute "
+                   "every deal (leave it out for deals from a secret kept in the results file)", err=True)
 
     with store:
         plans = schedule({e.name: e.games for e in league.entrants}, league.games, league.seed,
-                         league.challengers, league.max_tables)
+                         league.challengers, league.max_tables, deal_key=deal_key)
         finished = store.finished_ids()
         remaining = [replace(plan, games=tuple(g for g in plan.games if g.game_id not in finished))
                      for plan in plans if any(g.game_id not in finished for g in plan.games)]

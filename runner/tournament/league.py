@@ -1,7 +1,9 @@
 """League files: a whole tournament set-up in TOML (bots, games, table sizes, deals, limits, seed).
 
     name = "sample"                 # names the results file: results/<name>.sqlite
-    seed = 1
+    seed = 1                        # picks the tables of a balanced sample; not the deals
+    # deal_seed = 7                 # deals from this seed instead of the results file's secret:
+                                    # predictable by anyone who knows it (for demos and tests)
     bots = ["random", "*/"]         # bot folders (globs allowed, relative to this file) or NAME=CMD
     games = ["casino", "cuajo"]     # default: every registered game
     deals = 4                       # deals per table (each played once per seat rotation)
@@ -44,8 +46,8 @@ from runner.tournament.schedule import (
 )
 
 SAMPLE_LEAGUE = Path(__file__).resolve().parents[2] / "sample_bots" / "league.toml"
-_KEYS = {"name", "seed", "bots", "games", "deals", "format", "challengers", "max_tables", "pin_cores",
-         "out", "limits", "game"}
+_KEYS = {"name", "seed", "deal_seed", "bots", "games", "deals", "format", "challengers", "max_tables",
+         "pin_cores", "out", "limits", "game"}
 _GAME_KEYS = {"players", "deals", "partners", "options"}
 _LIMIT_KEYS = {"decision_timeout", "handshake_timeout"}
 
@@ -56,7 +58,8 @@ class LeagueError(ValueError):
 
 @dataclass(frozen=True)
 class League:
-    """A validated tournament set-up: entrants, per-game settings, format, limits and seed."""
+    """A validated tournament set-up: entrants, per-game settings, format, limits and seeds
+    (`deal_seed` None: the deals come from the results file's secret)."""
 
     name: str
     seed: int
@@ -68,11 +71,14 @@ class League:
     limits: Limits = field(default_factory=Limits)
     pin_cores: bool = True
     out: Path | None = None
+    deal_seed: int | None = None
 
     def settings_fingerprint(self) -> dict[str, Any]:
-        """Everything that shapes the schedule and the games, except the entrants (which may grow)."""
+        """Everything that shapes the schedule and the games, except the entrants (which may grow)
+        and the deal secret (kept in the results file itself)."""
         return {
             "seed": self.seed,
+            "deal_seed": "secret" if self.deal_seed is None else self.deal_seed,
             "format": self.format,
             "challengers": list(self.challengers),
             "max_tables": self.max_tables,
@@ -146,6 +152,9 @@ def build_league(data: Mapping[str, Any], base: Path, source: str) -> League:
             raise LeagueError(f"unknown key(s) {', '.join(unknown)} (allowed: {', '.join(sorted(_KEYS))})")
         name = _expect(data.get("name", "league"), str, "name")
         seed = _expect(data.get("seed", 0), int, "seed")
+        deal_seed = data.get("deal_seed")
+        if deal_seed is not None:
+            _expect(deal_seed, int, "deal_seed")
         deals = _expect(data.get("deals", 2), int, "deals")
         game_tables = _expect(data.get("game", {}), dict, "[game]")
         chosen = _expect(data.get("games", sorted(all_games())), list, "games")
@@ -179,7 +188,7 @@ def build_league(data: Mapping[str, Any], base: Path, source: str) -> League:
         return League(name=name, seed=seed, entrants=entrants, games=games, format=form, challengers=challengers,
                       max_tables=max_tables, limits=limits,
                       pin_cores=_expect(data.get("pin_cores", True), bool, "pin_cores"),
-                      out=None if out is None else base / _expect(out, str, "out"))
+                      out=None if out is None else base / _expect(out, str, "out"), deal_seed=deal_seed)
     except (LeagueError, OptionError, ManifestError) as error:
         raise LeagueError(f"{source}: {error}") from None
 

@@ -1,13 +1,16 @@
-"""The schedule of a tournament: a pure function of entrants, settings and seed → matches of games.
+"""The schedule of a tournament: a pure function of entrants, settings, seed and deal key → matches of games.
 
 A *table* is a lineup of bots (one per seat, copies allowed). Each table plays `deals` deals,
 and each deal once per distinct seat rotation of the lineup with the same cards (duplicate
 format), so every bot at the table meets the same luck from every seat. A *match* is one
-table's games, played by one set of bot processes.
+table's games; the executor plays them rotation by rotation with fresh bot processes for each,
+so that no process plays a deal twice.
 
-Deal seeds come from SHA-256 of the tournament seed, the game and the table's lineup, so a
-table's games do not depend on which other tables exist: adding a bot to a league adds tables
-and leaves the finished ones valid.
+The seed shapes only which tables a large league samples. Deal seeds come from SHA-256 of the
+deal key, the game, the table's lineup and the deal number: the key is a secret kept in the
+results file (so no bot can compute a deal from a game id and the league file), or an explicit
+deal seed the organiser chose for a demo or a test. A table's games do not depend on which other
+tables exist: adding a bot to a league adds tables and leaves the finished ones valid.
 """
 
 from __future__ import annotations
@@ -202,12 +205,12 @@ def lineups(bots: Sequence[str], settings: GameSettings, challengers: Sequence[s
 
 
 def schedule(entrants: Mapping[str, Sequence[str]], games: Sequence[GameSettings], seed: int,
-             challengers: Sequence[str] = (), max_tables: int = 200) -> list[PlannedMatch]:
+             challengers: Sequence[str] = (), max_tables: int = 200, *, deal_key: str) -> list[PlannedMatch]:
     """Every match of a tournament: `entrants` maps bot name → the games it plays.
 
     Round robin when `challengers` is empty; otherwise a gauntlet, where each table holds one
     challenger and bots of the field. Tables with a single distinct bot are left out (nothing
-    would be rated).
+    would be rated). `seed` picks the sampled tables; every deal seed derives from `deal_key`.
     """
     matches: list[PlannedMatch] = []
     for settings in games:
@@ -222,7 +225,7 @@ def schedule(entrants: Mapping[str, Sequence[str]], games: Sequence[GameSettings
             match_id = f"{settings.name}/{table}"
             planned = tuple(
                 PlannedGame(game_id=f"{match_id}/d{deal}/r{rotation}", deal=deal, rotation=rotation,
-                            seed=derive_seed(seed, settings.name, table, deal), seating=seating)
+                            seed=derive_seed(deal_key, settings.name, table, deal), seating=seating)
                 for deal in range(settings.deals)
                 for rotation, seating in enumerate(rotations(lineup))
             )

@@ -2,12 +2,15 @@
 
 Each game is committed as soon as it finishes (WAL journal), so a killed run loses at most the
 games in flight. The file says what it is (`meta.format`), so a stray SQLite file or any other
-file is refused with a clear message instead of being written into.
+file is refused with a clear message instead of being written into. It also keeps the secret the
+tournament's deals derive from (`meta.deal_secret`, 256 random bits drawn when the file is
+created): bots never see it, and a resumed run reuses it, so the organiser can replay a run exactly.
 """
 
 from __future__ import annotations
 
 import json
+import secrets
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,7 +77,8 @@ class ResultStore:
                 with self.db:
                     self.db.executescript(_SCHEMA)
                     self.db.executemany("INSERT INTO meta VALUES (?, ?)",
-                                        [("format", FORMAT), ("schema_version", SCHEMA_VERSION)])
+                                        [("format", FORMAT), ("schema_version", SCHEMA_VERSION),
+                                         ("deal_secret", secrets.token_hex(32))])
             self.db.execute("PRAGMA journal_mode=WAL")
         except sqlite3.DatabaseError as error:
             raise StoreError(f"{self.path}: is not a cardarena results database ({error})") from None
@@ -106,6 +110,14 @@ class ResultStore:
         """A stored setting (None when absent)."""
         row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else row[0]
+
+    def deal_secret(self) -> str:
+        """The secret this tournament's deals derive from (drawn when the file was created)."""
+        secret = self.meta("deal_secret")
+        if secret is None:
+            raise StoreError(f"{self.path}: holds no deal secret (written by an older cardarena); "
+                             "use --out for a new results file")
+        return secret
 
     def settings(self) -> dict[str, Any] | None:
         """The tournament settings recorded when it began (None for a new file)."""

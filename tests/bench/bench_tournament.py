@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import random
+import secrets
 import sys
 import tempfile
 import time
@@ -31,7 +32,8 @@ def games_per_second(game: str, jobs: int, deals: int) -> tuple[int, float, int]
     """Games played, games per second and faults for one game's sample-league schedule at `jobs` workers."""
     data = read_league_file(SAMPLE_LEAGUE) | {"games": [game], "deals": deals}
     league = build_league(data, SAMPLE_LEAGUE.parent, str(SAMPLE_LEAGUE))
-    plans = schedule({e.name: e.games for e in league.entrants}, league.games, league.seed)
+    plans = schedule({e.name: e.games for e in league.entrants}, league.games, league.seed,
+                     deal_key=secrets.token_hex(32))
     bots = {entrant.name: entrant.spec for entrant in league.entrants}
     planned = {g.game_id: g for plan in plans for g in plan.games}
     played = faults = 0
