@@ -91,7 +91,8 @@ class Match:
         self.close()
 
     def close(self) -> None:
-        """Shut every bot down, killing those that do not exit in time (recorded as faults)."""
+        """Shut every bot down, killing those that do not exit in time (recorded as faults); a
+        later `play` starts them afresh, with nothing in memory from the games before."""
         for index, process in enumerate(self._processes):
             if process is not None and not process.stop():
                 self.shutdown_faults.append(Fault(

@@ -61,7 +61,11 @@ def play_match(match: PlannedMatch, bots: Mapping[str, BotSpec], limits: Limits,
                log_root: Path | None = None) -> Iterator[FinishedGame | FinishedMatch]:
     """Play one match's games with one process per seat of its lineup, yielding each game.
 
-    Bot stderr goes under `log_root`, in a folder per match portion (`<game>/<lineup>/d<first deal>`).
+    No bot process plays a deal twice: the games go rotation by rotation (every deal of rotation
+    0, then of rotation 1 ...) and the table's bots are shut down, to start afresh, before a deal
+    comes round again, so what a `game_end` revealed cannot help with the same cards from another
+    seat. That costs one start per rotation, not per game. Bot stderr goes under `log_root`, in a
+    folder per match portion (`<game>/<lineup>/d<first deal>`).
     """
     game = get_game(match.game)
     log_dir = None
@@ -69,7 +73,12 @@ def play_match(match: PlannedMatch, bots: Mapping[str, BotSpec], limits: Limits,
         log_dir = log_root / match.match_id / f"d{match.games[0].deal}"
         log_dir.mkdir(parents=True, exist_ok=True)
     with Match([bots[name] for name in match.lineup], limits, log_dir=log_dir) as table:
-        for planned in match.games:
+        seen: set[int] = set()  # deals the running processes have played
+        for planned in sorted(match.games, key=lambda planned: (planned.rotation, planned.deal)):
+            if planned.deal in seen:
+                table.close()
+                seen.clear()
+            seen.add(planned.deal)
             record = table.play(game, planned.seed, match.options, planned.seating, planned.game_id)
             yield FinishedGame(match.match_id, planned.game_id, record.to_dict())
     yield FinishedMatch(match.match_id, [fault.to_dict() for fault in table.shutdown_faults])

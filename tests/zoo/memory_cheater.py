@@ -1,0 +1,71 @@
+"""A cheater with a memory: it keeps what each game showed it (its hand, and the hands `game_end`
+reveals) in its own memory, in /tmp, in $HOME, in $TMPDIR and in its own folder (the current
+directory), and at each `game_start` looks for a record of the same deal (the game id without its
+rotation) from an earlier game. It plays random legal moves and reports on stderr, one line per
+game: `memory-cheater game=<id> pid=<pid> in-memory=<yes|no> found=<places|none>`.
+
+Usage: python memory_cheater.py --namespace NAME (NAME keeps one test's records apart from
+another's; places where a write fails, as in a read-only folder, are skipped).
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from protocol.bot import RandomBot, run
+
+
+def record_name(deal: str) -> str:
+    """The file a deal's record is kept in (game ids hold slashes)."""
+    return hashlib.sha256(deal.encode()).hexdigest()[:16] + ".json"
+
+
+class MemoryCheater(RandomBot):
+    """The random bot, plus a memory of every deal it saw, in-process and on disk."""
+
+    name = "memory-cheater"
+
+    def __init__(self, namespace: str):
+        super().__init__(0)
+        folder = f"memory-cheater-{namespace}"
+        self.places = {"/tmp": Path("/tmp") / folder, "$HOME": Path.home() / f".{folder}",
+                       "$TMPDIR": Path(tempfile.gettempdir()) / folder, "folder": Path.cwd() / f".{folder}"}
+        self.remembered: dict[str, dict] = {}  # deal → record, in this process's memory
+        self.deal = self.hand = None
+
+    def start_game(self, info):
+        super().start_game(info)
+        self.deal, self.hand = info["game_id"].rsplit("/", 1)[0], None
+        name = record_name(self.deal)
+        found = sorted(label for label, folder in self.places.items() if (folder / name).is_file())
+        print(f"memory-cheater game={info['game_id']} pid={os.getpid()} "
+              f"in-memory={'yes' if self.deal in self.remembered else 'no'} found={','.join(found) or 'none'}",
+              flush=True)
+
+    def decide(self, view, legal, request):
+        if self.hand is None:
+            self.hand = view.get("hand")
+        return super().decide(view, legal, request)
+
+    def end_game(self, info):
+        record = {"deal": self.deal, "hand": self.hand, "reveal": info["reveal"]}
+        self.remembered[self.deal] = record
+        for folder in self.places.values():
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+                (folder / record_name(self.deal)).write_text(json.dumps(record))
+            except OSError:
+                pass  # a read-only folder (the sandbox's): nothing to remember there
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--namespace", required=True)
+    run(MemoryCheater(parser.parse_args().namespace))
+
+
+if __name__ == "__main__":
+    main()
