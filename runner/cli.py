@@ -106,6 +106,7 @@ from runner.check import check; main.add_command(check)  # noqa: E402,E702
 from runner.tournament.commands import run; main.add_command(run)  # noqa: E402,E702
 from runner.tournament.commands import leaderboard; main.add_command(leaderboard)  # noqa: E402,E702
 from runner.tournament.commands import replay; main.add_command(replay)  # noqa: E402,E702
+from runner.tournament.commands import salvage; main.add_command(salvage)  # noqa: E402,E702
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -26,7 +26,7 @@ from runner.report import FORMATS, leaderboards, render
 from runner.tournament.execute import FinishedGame, LocalExecutor
 from runner.tournament.league import SAMPLE_LEAGUE, League, LeagueError, build_league, read_league_file
 from runner.tournament.schedule import FORMATS as SCHEDULE_FORMATS, GAUNTLET, schedule
-from runner.tournament.store import ResultStore, StoreError
+from runner.tournament.store import ResultStore, StoreError, salvage as salvage_store
 
 RESULTS_DIR = Path("results")
 
@@ -244,10 +244,13 @@ def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
             click.echo(f"interrupted: {saved} of {total} games saved in {path}; "
                        "run the same command with --resume to finish", err=True)
             raise SystemExit(130) from None
+        except StoreError as error:
+            progress.close()
+            raise click.ClickException(str(error)) from None
         progress.close()
         try:
             _echo_boards(store, "table", anchor_pair, bootstrap, superiority=False)
-        except RatingError as error:
+        except (RatingError, StoreError) as error:
             raise click.ClickException(str(error)) from None
 
 
@@ -266,6 +269,28 @@ def leaderboard(results: Path, fmt: str, anchor: str | None, bootstrap: int, sup
             _echo_boards(store, fmt, anchor_pair, bootstrap, superiority)
     except (StoreError, RatingError) as error:
         raise click.ClickException(str(error)) from None
+
+
+@click.command()
+@click.argument("broken", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("out", type=click.Path(dir_okay=False, path_type=Path))
+def salvage(broken: Path, out: Path) -> None:
+    """Copy every readable game (with the settings and bots) of a damaged BROKEN results file into
+    a new results file OUT, which leaderboard, replay and run --resume then take."""
+    try:
+        report = salvage_store(broken, out)
+    except StoreError as error:
+        raise click.ClickException(str(error)) from None
+    lost = "; ".join(f"{table}: {count} damaged stretch(es) skipped" for table, count in report.unreadable.items())
+    click.echo(f"{out}: salvaged {report.games} games and {report.entrants} bots from {broken}"
+               + (f" ({lost})" if lost else ""))
+    if report.incomplete_games:
+        click.echo(f"warning: {report.incomplete_games} game(s) had their row or their actions unreadable and "
+                   "were left out; --resume plays them again", err=True)
+    if not report.settings:
+        click.echo("warning: the tournament settings or deal secret were unreadable: use the salvaged file "
+                   "for leaderboards and replays, not --resume (its new games would be dealt differently)",
+                   err=True)
 
 
 @click.command()

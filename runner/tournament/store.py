@@ -9,8 +9,10 @@ created): bots never see it, and a resumed run reuses it, so the organiser can r
 
 from __future__ import annotations
 
+import contextlib
 import json
 import secrets
+import shlex
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,35 +69,53 @@ class ResultStore:
             raise StoreError(f"{self.path}: no such results file")
         if exists and not self.path.is_file():
             raise StoreError(f"{self.path}: is not a file")
-        if not exists:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+        if exists and self.path.stat().st_size == 0:
+            raise StoreError(f"{self.path}: is empty, not a cardarena results database")
         try:
+            if not exists:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
             self.db = sqlite3.connect(self.path)
-            if exists:
-                self._check_format()
-            else:
-                with self.db:
-                    self.db.executescript(_SCHEMA)
-                    self.db.executemany("INSERT INTO meta VALUES (?, ?)",
-                                        [("format", FORMAT), ("schema_version", SCHEMA_VERSION),
-                                         ("deal_secret", secrets.token_hex(32))])
-            self.db.execute("PRAGMA journal_mode=WAL")
-        except sqlite3.DatabaseError as error:
-            raise StoreError(f"{self.path}: is not a cardarena results database ({error})") from None
+        except (OSError, sqlite3.Error) as error:
+            raise StoreError(f"{self.path}: cannot open: {error}") from None
+        try:
+            with self._guard():
+                if exists:
+                    self._check_format()
+                else:
+                    with self.db:
+                        self.db.executescript(_SCHEMA)
+                        self.db.executemany("INSERT INTO meta VALUES (?, ?)",
+                                            [("format", FORMAT), ("schema_version", SCHEMA_VERSION),
+                                             ("deal_secret", secrets.token_hex(32))])
+                self.db.execute("PRAGMA journal_mode=WAL")
+        except StoreError:
+            self.db.close()
+            raise
+
+    @contextlib.contextmanager
+    def _guard(self) -> Iterator[None]:
+        """Turn any SQLite failure (a corrupt page met at open or deep in a query) into a StoreError."""
+        try:
+            yield
+        except sqlite3.Error as error:
+            raise StoreError(database_problem(self.path, error)) from None
 
     def _check_format(self) -> None:
-        """Refuse any file that is not a results database of this schema."""
+        """Refuse any file that is not a results database of this schema, or that is corrupt."""
         try:
             row = self.db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
-        except sqlite3.DatabaseError:
-            row = None
+        except sqlite3.DatabaseError as error:
+            if is_corrupt(error):
+                raise
+            row = None  # no meta table: some other SQLite file
         if row is None or row[0] != FORMAT:
-            self.db.close()
             raise StoreError(f"{self.path}: is not a cardarena results database")
         version = self.meta("schema_version")
         if version != SCHEMA_VERSION:
-            self.db.close()
             raise StoreError(f"{self.path}: results schema {version}, this cardarena reads {SCHEMA_VERSION}")
+        problems = [row[0] for row in self.db.execute("PRAGMA quick_check(1)")]
+        if problems != ["ok"]:
+            raise StoreError(corrupt_message(self.path, " ".join(problems[0].split())))
 
     def close(self) -> None:
         self.db.close()
@@ -108,7 +128,8 @@ class ResultStore:
 
     def meta(self, key: str) -> str | None:
         """A stored setting (None when absent)."""
-        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        with self._guard():
+            row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else row[0]
 
     def deal_secret(self) -> str:
@@ -125,27 +146,30 @@ class ResultStore:
         return None if text is None else json.loads(text)
 
     def save_settings(self, settings: dict[str, Any]) -> None:
-        with self.db:
+        with self._guard(), self.db:
             self.db.execute("INSERT OR REPLACE INTO meta VALUES ('settings', ?)", (json.dumps(settings, sort_keys=True),))
 
     def entrants(self) -> dict[str, dict[str, Any]]:
         """Recorded entrants by name: manifest hash, command and games."""
+        with self._guard():
+            rows = self.db.execute("SELECT * FROM entrants ORDER BY name").fetchall()
         return {name: {"manifest_hash": digest, "command": json.loads(command), "games": json.loads(games)}
-                for name, digest, command, games in self.db.execute("SELECT * FROM entrants ORDER BY name")}
+                for name, digest, command, games in rows}
 
     def add_entrant(self, name: str, manifest_hash: str, command: list[str], games: list[str]) -> None:
-        with self.db:
+        with self._guard(), self.db:
             self.db.execute("INSERT INTO entrants VALUES (?, ?, ?, ?)",
                             (name, manifest_hash, json.dumps(command), json.dumps(games)))
 
     def finished_ids(self) -> set[str]:
         """Ids of every game already recorded."""
-        return {row[0] for row in self.db.execute("SELECT game_id FROM games")}
+        with self._guard():
+            return {row[0] for row in self.db.execute("SELECT game_id FROM games")}
 
     def add_game(self, record: dict[str, Any], match_id: str, deal: int, rotation: int, cluster: str) -> None:
         """Record one finished game (a `GameRecord.to_dict()`) and its actions in one transaction."""
         result = record["result"]
-        with self.db:
+        with self._guard(), self.db:
             self.db.execute(
                 "INSERT INTO games VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (record["game_id"], match_id, record["game"], record["rules_version"],
@@ -160,14 +184,182 @@ class ResultStore:
         query, arguments = "SELECT * FROM games ORDER BY game_id", ()
         if game_id is not None:
             query, arguments = "SELECT * FROM games WHERE game_id = ?", (game_id,)
-        for row in self.db.execute(query, arguments):
-            (game_id, match_id, game, rules_version, options, seed, deal, rotation, cluster,
-             seats, scores, ranks, teams, faults, duration) = row
-            yield StoredGame(game_id, match_id, game, rules_version, json.loads(options), seed, deal, rotation,
-                             cluster, json.loads(seats), json.loads(scores), json.loads(ranks),
-                             None if teams is None else json.loads(teams), json.loads(faults), duration)
+        with self._guard():
+            for row in self.db.execute(query, arguments):
+                yield _stored_game(row)
 
     def actions(self, game_id: str) -> list[tuple[int, dict[str, Any]]]:
         """The recorded actions of one game, as (seat, action)."""
-        row = self.db.execute("SELECT actions FROM actions WHERE game_id = ?", (game_id,)).fetchone()
+        with self._guard():
+            row = self.db.execute("SELECT actions FROM actions WHERE game_id = ?", (game_id,)).fetchone()
         return [] if row is None else [(seat, action) for seat, action in json.loads(row[0])]
+
+
+def _stored_game(row: tuple) -> StoredGame:
+    """A row of the games table as a StoredGame."""
+    (game_id, match_id, game, rules_version, options, seed, deal, rotation, cluster,
+     seats, scores, ranks, teams, faults, duration) = row
+    return StoredGame(game_id, match_id, game, rules_version, json.loads(options), seed, deal, rotation,
+                      cluster, json.loads(seats), json.loads(scores), json.loads(ranks),
+                      None if teams is None else json.loads(teams), json.loads(faults), duration)
+
+
+def is_corrupt(error: sqlite3.Error) -> bool:
+    """Whether SQLite failed because the file's content is damaged (rather than locked, full, ...)."""
+    return getattr(error, "sqlite_errorname", "") in ("SQLITE_CORRUPT", "SQLITE_NOTADB")
+
+
+def corrupt_message(path: Path, reason: str) -> str:
+    """One line: the file is corrupt, SQLite's reason, and the command that saves what can be read."""
+    return (f"{path}: the results file is corrupt (SQLite: {reason}); copy every readable game into a new "
+            f"file with: cardarena salvage {shlex.quote(str(path))} {shlex.quote(str(salvage_path(path)))}")
+
+
+def database_problem(path: Path, error: sqlite3.Error) -> str:
+    """One line for any SQLite failure on a results file."""
+    if getattr(error, "sqlite_errorname", "") == "SQLITE_NOTADB":
+        return f"{path}: is not a cardarena results database (SQLite: {error})"
+    if is_corrupt(error):
+        return corrupt_message(path, str(error))
+    return f"{path}: SQLite failed: {error}"
+
+
+def salvage_path(path: Path) -> Path:
+    """Where `salvage` suggests writing what it recovers from `path`: beside it, `-salvaged` added."""
+    return path.with_name(f"{path.stem}-salvaged{path.suffix or '.sqlite'}")
+
+
+# -- salvage ---------------------------------------------------------------------------------
+
+_LAST_ROWID = (1 << 63) - 1
+_GAME_COLUMNS = 15  # columns of the games table, in schema order
+_JSON_GAME_COLUMNS = (4, 9, 10, 11, 12, 13)  # options, seats, scores, ranks, teams, faults
+
+
+@dataclass(frozen=True)
+class SalvageReport:
+    """What `salvage` copied into the new file, and what it could not read."""
+
+    games: int
+    entrants: int
+    settings: bool  # the settings and the deal secret were read (so --resume can continue the same run)
+    unreadable: dict[str, int]  # table -> damaged stretches skipped (or 1 when the table is gone)
+    incomplete_games: int  # games whose row or actions could not both be read
+
+
+def salvage(source: Path, target: Path) -> SalvageReport:
+    """Copy every readable setting, entrant and complete game of a damaged results file into a new one.
+
+    The damaged file is only read. Rows are read one at a time in rowid order; where a read fails
+    (a corrupt page), the reading skips ahead to the first rowid from which it works again, so one
+    bad page costs only the rows on it.
+    """
+    if target.exists():
+        raise StoreError(f"{target}: already exists; salvage writes a new results file")
+    if not source.is_file():
+        raise StoreError(f"{source}: no such results file")
+    try:
+        db = sqlite3.connect(f"{source.resolve().as_uri()}?mode=ro", uri=True)
+        db.execute("PRAGMA writable_schema = ON")  # lets SQLite read a file shorter than its header says
+    except sqlite3.Error as error:
+        raise StoreError(f"{source}: cannot open: {error}") from None
+    try:
+        unreadable: dict[str, int] = {}
+        tables = {}
+        for table, columns in (("meta", "key, value"), ("entrants", "*"), ("games", "*"),
+                               ("actions", "game_id, actions")):
+            tables[table], unreadable[table] = _readable_rows(db, table, columns)
+    except sqlite3.Error as error:
+        raise StoreError(database_problem(source, error)) from None
+    finally:
+        db.close()
+    meta = dict(tables["meta"])
+    if meta.get("format", FORMAT) != FORMAT or meta.get("schema_version", SCHEMA_VERSION) != SCHEMA_VERSION:
+        raise StoreError(f"{source}: is not a cardarena results database of schema {SCHEMA_VERSION}; nothing salvaged")
+    if not (meta or tables["entrants"] or tables["games"]):
+        raise StoreError(f"{source}: nothing could be read from it (SQLite cannot read its structure); "
+                         "nothing salvaged")
+    actions = dict(tables["actions"])
+    games = [row for row in tables["games"] if len(row) == _GAME_COLUMNS and row[0] in actions
+             and _json_intact([row[index] for index in _JSON_GAME_COLUMNS] + [actions[row[0]]])]
+    with ResultStore(target, create=True) as store, store._guard(), store.db:
+        store.db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                             [(key, value) for key, value in meta.items() if key not in ("format", "schema_version")])
+        store.db.executemany("INSERT OR IGNORE INTO entrants VALUES (?, ?, ?, ?)", tables["entrants"])
+        store.db.executemany(f"INSERT INTO games VALUES ({', '.join('?' * _GAME_COLUMNS)})", games)
+        store.db.executemany("INSERT INTO actions VALUES (?, ?)", [(row[0], actions[row[0]]) for row in games])
+    complete = {row[0] for row in games}
+    incomplete = len({row[0] for row in tables["games"]} | set(actions)) - len(complete)
+    return SalvageReport(len(games), len(tables["entrants"]), {"settings", "deal_secret"} <= set(meta),
+                         {table: count for table, count in unreadable.items() if count}, incomplete)
+
+
+def _json_intact(texts: list[str | None]) -> bool:
+    """Whether stored JSON texts all parse (damage can garble text without SQLite noticing)."""
+    try:
+        for text in texts:
+            if text is not None:
+                json.loads(text)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+class _Damaged(Exception):
+    """A read that failed on damage: a corrupt page, or rows out of order behind a corrupt parent page."""
+
+
+def _readable_rows(db: sqlite3.Connection, table: str, columns: str) -> tuple[list[tuple], int]:
+    """Every row of `table` that can be read, in rowid order, and how many damaged stretches were skipped."""
+    query = f"SELECT rowid, {columns} FROM {table} WHERE rowid > ? ORDER BY rowid LIMIT 1"
+
+    def reads_after(rowid: int) -> tuple | None:
+        try:
+            row = db.execute(query, (rowid,)).fetchone()
+        except sqlite3.DatabaseError as error:
+            if is_corrupt(error):
+                raise _Damaged() from None
+            raise
+        if row is not None and row[0] <= rowid:
+            raise _Damaged()
+        return row
+
+    rows: list[tuple] = []
+    damaged, after = 0, 0
+    while after < _LAST_ROWID:
+        try:
+            row = reads_after(after)
+        except _Damaged:
+            damaged += 1
+            after = _past_damage(reads_after, after)
+            continue
+        except sqlite3.DatabaseError as error:
+            if getattr(error, "sqlite_errorname", "") == "SQLITE_ERROR":
+                return rows, 1  # no such table: its schema entry is gone
+            raise
+        if row is None:
+            break
+        rows.append(tuple(row[1:]))
+        after = row[0]
+    return rows, damaged
+
+
+def _past_damage(reads_after: Any, failed: int) -> int:
+    """The first rowid after `failed` from which reading works again: steps doubling in length until a
+    read works, then bisection back to where the damage ends."""
+    step, works = 1, _LAST_ROWID
+    while failed + step < _LAST_ROWID:
+        try:
+            reads_after(failed + step)
+            works = failed + step
+            break
+        except _Damaged:
+            failed, step = failed + step, step * 2
+    while works - failed > 1:
+        middle = (failed + works) // 2
+        try:
+            reads_after(middle)
+            works = middle
+        except _Damaged:
+            failed = middle
+    return works
