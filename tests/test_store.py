@@ -114,6 +114,7 @@ def test_salvage_copies_the_readable_games_into_a_file_the_other_commands_take(g
     with ResultStore(out) as store:
         games = list(store.games())
         assert store.settings() == {"seed": 1} and set(store.entrants()) == {"a", "b"}
+        assert store.deal_secret() == ResultStore(good).deal_secret()
         assert all(store.actions(game.game_id) == [tuple(a) for a in record(game.seed)["actions"]] for game in games)
     assert 0 < len(games) < GAMES
     assert f"salvaged {len(games)} games and 2 bots" in done.output
