@@ -66,7 +66,9 @@ def test_a_bot_that_knows_the_league_seed_cannot_predict_a_deal(tmp_path, deal_s
                      *(["--deal-seed", deal_seed] if deal_seed else []))
     assert done.returncode == 0, done.stderr
     seen = reports(tmp_path / "secret.logs", "seed-cheater")
-    assert {report["game"] for report in seen} == games_of(out, "seed-cheater")
+    played = games_of(out, "seed-cheater")
+    # it reports at its first decision: a Knock Rummy game may end before a seat's first turn
+    assert {report["game"] for report in seen} <= played and len(seen) >= len(played) / 2
     assert {report["predicted"] for report in seen} == {predicted}
     assert ("anyone who knows it can compute every deal" in done.stderr) == (deal_seed is not None)
     with sqlite3.connect(out) as db:
@@ -104,11 +106,13 @@ def namespace():
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def test_no_bot_process_plays_the_same_deal_twice(tmp_path, namespace):
+def memory_cheater_reports(tmp_path: Path, namespace: str, *extra: str) -> list[dict[str, str]]:
+    """A small run of the memory cheater against the random bot: its reports, after checking that no
+    process of it ever met a deal twice, at the cost of one start per rotation and seat."""
     cheater = bot_folder(tmp_path, "memory_cheater.py", "--namespace", namespace)
     out = tmp_path / "memory.sqlite"
     done = cardarena("run", "--bot", str(cheater), "--bot", RANDOM, *SMALL, "--deals", "3", "--jobs", "2",
-                     "--out", str(out))
+                     "--out", str(out), *extra)
     assert done.returncode == 0, done.stderr
     seen = reports(tmp_path / "memory.logs", "memory-cheater")
     assert {report["game"] for report in seen} == games_of(out, "memory-cheater")
@@ -120,10 +124,31 @@ def test_no_bot_process_plays_the_same_deal_twice(tmp_path, namespace):
         pids_by_table[table].add(report["pid"])
         rotations[table].add(rotation)
     assert all(len(pids) == len(set(pids)) for pids in pids_by_deal.values())
-    # one start per rotation and cheater seat, not one per game (three deals per rotation)
-    for table, pids in pids_by_table.items():
+    for table, pids in pids_by_table.items():  # three deals per rotation, yet one start per rotation
         assert len(pids) == len(rotations[table]) * table.split("/")[1].split("+").count("memory-cheater")
-    # Without a sandbox the processes share /tmp, $HOME and the bot's folder, so records of the first
-    # rotation are there to find in the next: that shows the cheater's memory works.
+    return seen
+
+
+def sandbox_option() -> bool:
+    """Whether this cardarena has `run --sandbox` (issue 11's sandbox)."""
+    return "--sandbox" in cardarena("run", "--help").stdout
+
+
+def test_no_bot_process_plays_the_same_deal_twice(tmp_path, namespace):
+    seen = memory_cheater_reports(tmp_path, namespace, *(("--sandbox", "none") if sandbox_option() else ()))
+    # Without a sandbox the processes share /tmp, so records of the first rotation are there to find
+    # in the next: that shows the cheater's memory works, and what the sandbox is for.
     later = [report for report in seen if not report["game"].endswith("/r0")]
     assert later and all("/tmp" in report["found"].split(",") for report in later)
+
+
+def test_under_the_sandbox_the_memory_cheater_finds_nothing_on_disk(tmp_path, namespace):
+    if not sandbox_option():
+        pytest.skip("this cardarena has no --sandbox yet (issue 11): without it, /tmp is shared")
+    probe = cardarena("run", "--bot", RANDOM, "--bot", RANDOM.replace("random=", "other=", 1), "--game", "casino",
+                      "--deals", "1", "--bootstrap", "0", "--sandbox", "bwrap", "--out", str(tmp_path / "probe.sqlite"))
+    if probe.returncode != 0:
+        assert "bwrap" in probe.stderr or "bubblewrap" in probe.stderr, probe.stderr
+        pytest.skip(f"bubblewrap cannot run here: {probe.stderr.strip().splitlines()[-1]}")
+    seen = memory_cheater_reports(tmp_path, namespace, "--sandbox", "bwrap")
+    assert {report["found"] for report in seen} == {"none"}
