@@ -107,6 +107,7 @@ from runner.tournament.commands import run; main.add_command(run)  # noqa: E402,
 from runner.tournament.commands import leaderboard; main.add_command(leaderboard)  # noqa: E402,E702
 from runner.tournament.commands import replay; main.add_command(replay)  # noqa: E402,E702
 from runner.tournament.commands import salvage; main.add_command(salvage)  # noqa: E402,E702
+from runner.html.report import report; main.add_command(report)  # noqa: E402,E702
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -19,6 +19,7 @@ from protocol.actions import find_legal
 from runner.console import describe
 from runner.games import get_game
 from runner.games.base import GameError, score_to_wire
+from runner.html.replay import write_replay_page
 from runner.referee.faults import BotFault
 from runner.referee.process import BotProcess
 from runner.ratings import RatingError
@@ -297,7 +298,9 @@ def salvage(broken: Path, out: Path) -> None:
 @click.argument("results", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("game_id", metavar="[GAME]", required=False)
 @click.option("--quiet", is_flag=True, help="Only check the game, without printing every move.")
-def replay(results: Path, game_id: str | None, quiet: bool) -> None:
+@click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the game's replay viewer here: one self-contained HTML page.")
+def replay(results: Path, game_id: str | None, quiet: bool, html_path: Path | None) -> None:
     """Replay a recorded game move by move, checking it against the engine.
 
     RESULTS is a tournament database (then GAME is the game's id, e.g. casino/a+b/d0/r1) or the
@@ -312,6 +315,12 @@ def replay(results: Path, game_id: str | None, quiet: bool) -> None:
     except (StoreError, GameError) as error:
         raise click.ClickException(str(error)) from None
     _replay(game, record, quiet)
+    if html_path is not None:
+        try:
+            write_replay_page(record, html_path)
+        except (GameError, OSError) as error:
+            raise click.ClickException(f"{html_path}: {error}") from None
+        click.echo(f"wrote the replay viewer to {html_path}")
 
 
 def _read_json_record(path: Path) -> dict[str, Any]:
@@ -321,7 +330,7 @@ def _read_json_record(path: Path) -> dict[str, Any]:
         return {"game_id": data["game_id"], "game": data["game"], "rules_version": data["rules_version"],
                 "options": data["options"], "seed": data["seed"], "seats": data["seats"],
                 "actions": [(seat, action) for seat, action in data["actions"]],
-                "scores": data["result"]["scores"], "ranks": data["ranks"]}
+                "scores": data["result"]["scores"], "ranks": data["ranks"], "faults": data.get("faults", [])}
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise StoreError(f"{path}: not a game record written by 'cardarena play --record' ({error})") from None
 
@@ -337,7 +346,8 @@ def _read_stored_record(path: Path, game_id: str | None) -> dict[str, Any]:
                              "casino/alice+bob/d0/r1: game/lineup/deal/rotation)")
         return {"game_id": game_id, "game": stored.game, "rules_version": stored.rules_version,
                 "options": stored.options, "seed": stored.seed, "seats": stored.seats,
-                "actions": store.actions(game_id), "scores": stored.scores, "ranks": stored.ranks}
+                "actions": store.actions(game_id), "scores": stored.scores, "ranks": stored.ranks,
+                "faults": stored.faults}
 
 
 def _replay(game: Any, record: dict[str, Any], quiet: bool) -> None:
