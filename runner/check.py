@@ -24,6 +24,7 @@ from typing import Any, Callable, Iterable
 
 import click
 
+from runner.console import ArgumentError, Seconds, check_writable_file
 from runner.games import get_game
 from runner.games.base import Game, OptionError
 from runner.manifest import Entrant, ManifestError, load_entrant
@@ -31,6 +32,7 @@ from runner.referee.faults import MAX_EVIDENCE, BotFault, Fault
 from runner.referee.match import Match
 from runner.referee.process import BotProcess, BotSpec, Limits
 
+MAX_GAMES_PER_GAME = 10_000  # --games-per-game: hours of play already, and the plan is a list in memory
 STDERR_LINES = 25  # non-empty lines of a faulting bot's stderr shown with a fault: a whole stack trace
 
 #: the opponent in every check: the sample random bot, run by path so it works from any directory
@@ -428,11 +430,11 @@ def games_to_check(entrant: Entrant, given: tuple[str, ...]) -> list[str]:
 @click.argument("bot_text", metavar="BOT")
 @click.option("--games", "game_names", multiple=True, metavar="GAME[,GAME]",
               help="Games to check (default: every game in the bot's manifest).")
-@click.option("--games-per-game", type=click.IntRange(min=1), default=None,
+@click.option("--games-per-game", type=click.IntRange(min=1, max=MAX_GAMES_PER_GAME), default=None,
               help="Games to play of each game (default: one in every seat of every player count and option).")
-@click.option("--timeout", type=click.FloatRange(min=0.001), default=1.0, show_default=True,
+@click.option("--timeout", type=Seconds(), default=1.0, show_default=True,
               help="Seconds the bot has for each decision.")
-@click.option("--handshake-timeout", type=click.FloatRange(min=0.001), default=Limits.handshake_timeout,
+@click.option("--handshake-timeout", type=Seconds(), default=Limits.handshake_timeout,
               show_default=True, help="Seconds the bot has to start and say hello.")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed of the first game; the others follow it. Known seeds make every game reproducible "
@@ -448,7 +450,9 @@ def check(bot_text: str, game_names: tuple[str, ...], games_per_game: int | None
         entrant = load_entrant(bot_text)
         games = games_to_check(entrant, game_names)
     except (ManifestError, OptionError, ValueError) as error:
-        raise click.UsageError(str(error)) from None
+        raise ArgumentError(str(error)) from None
+    if junit_path is not None:
+        check_writable_file(junit_path, "--junit")
     if not RANDOM_BOT.is_file():
         raise click.ClickException(f"the opponent, the sample random bot, is missing: {RANDOM_BOT}")
     limits = Limits(handshake_timeout=handshake_timeout, decision_timeout=timeout)

@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from runner.console import describe, parse_option, result_table
+from runner.console import ArgumentError, Seconds, check_writable_file, describe, make_folder, parse_option, result_table
 from runner.games import all_games, get_game
 from runner.games.base import OptionError
 from runner.manifest import load_entrant
@@ -22,7 +22,26 @@ from runner.referee.match import Match
 from runner.referee.process import Limits
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class OneLineErrors(click.Group):
+    """The command group, printing every usage error as one `Error:` line (exit status 2) where
+    click would add the usage text, so that scripts and people see one clear line."""
+
+    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        if not standalone_mode:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        try:
+            code = super().main(*args, standalone_mode=False, **kwargs)
+        except click.ClickException as error:
+            message = " ".join(error.format_message().splitlines())
+            click.echo(f"Error: {message}", err=True)
+            sys.exit(error.exit_code)
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+@click.group(cls=OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="cardarena")
 def main() -> None:
     """cardarena: bots in any language play card games under a strict referee."""
@@ -50,9 +69,9 @@ def games() -> None:
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Seed of the deal: the same seed deals the same cards (a demo, or a game to reproduce), "
                    "so the bots could compute them; a tournament deals from a secret instead.")
-@click.option("--timeout", type=click.FloatRange(min=0.001), default=1.0, show_default=True,
+@click.option("--timeout", type=Seconds(), default=1.0, show_default=True,
               help="Seconds a bot has for each decision.")
-@click.option("--handshake-timeout", type=click.FloatRange(min=0.001), default=10.0, show_default=True,
+@click.option("--handshake-timeout", type=Seconds(), default=10.0, show_default=True,
               help="Seconds a bot has to start and say hello.")
 @click.option("--option", "options", multiple=True, metavar="KEY=VALUE", help="A rule option (repeatable).")
 @click.option("--record", "record_path", type=click.Path(dir_okay=False, path_type=Path),
@@ -72,8 +91,13 @@ def play(game_name: str, bots: tuple[str, ...], seed: int, timeout: float, hands
         specs = [load_entrant(text).spec for text in bots]
         game.spec.check_players(len(specs))
         rule_options = game.spec.resolve_options(dict(parse_option(text) for text in options))
+        game.new_state(len(specs), rule_options, seed)  # options that depend on the table size
     except (OptionError, ValueError) as error:
-        raise click.UsageError(str(error)) from None
+        raise ArgumentError(str(error)) from None
+    if record_path is not None:
+        check_writable_file(record_path, "--record")
+    if log_dir is not None:
+        make_folder(log_dir, "--log-dir")
 
     names = [spec.name for spec in specs]
 
@@ -89,8 +113,6 @@ def play(game_name: str, bots: tuple[str, ...], seed: int, timeout: float, hands
     if pin:
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # the bots inherit it
     limits = Limits(handshake_timeout=handshake_timeout, decision_timeout=timeout)
-    if log_dir is not None:
-        log_dir.mkdir(parents=True, exist_ok=True)
     with Match(specs, limits, log_dir=log_dir, observer=observe) as match:
         record = match.play(game, seed, rule_options)
     click.echo(f"\n{game.spec.title}, seed {seed}: {len(record.actions)} decisions in {record.duration:.2f} s")
@@ -98,7 +120,10 @@ def play(game_name: str, bots: tuple[str, ...], seed: int, timeout: float, hands
     for fault in record.faults + match.shutdown_faults:
         click.echo(f"FAULT {fault.summary()}", err=True)
     if record_path is not None:
-        record_path.write_text(json.dumps(record.to_dict(), indent=1))
+        try:
+            record_path.write_text(json.dumps(record.to_dict(), indent=1))
+        except OSError as error:
+            raise click.ClickException(f"cannot write the game record {record_path}: {error.strerror}") from None
 
 
 # Commands defined in their own modules are registered here, one line each.

@@ -2,12 +2,65 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 import click
 from tabulate import tabulate
 
 from runner.referee.match import GameRecord
+from runner.referee.process import check_seconds
+
+
+class ArgumentError(click.ClickException):
+    """A bad argument, option or input file named on the command line: one line, exit status 2."""
+
+    exit_code = 2
+
+
+class Seconds(click.ParamType):
+    """A time limit in seconds: a finite number from a millisecond to an hour."""
+
+    name = "seconds"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        try:
+            seconds = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        try:
+            return check_seconds(seconds, "a time limit")
+        except ValueError as error:
+            self.fail(str(error), param, ctx)
+
+
+def check_writable_file(path: Path, what: str, make_folders: bool = False) -> None:
+    """Fail early, before any game is played, when `path` cannot be written as a file (in a folder
+    that exists, or with `make_folders` in one that can be made)."""
+    folder = path.parent
+    if make_folders:
+        while not folder.exists() and folder != folder.parent:
+            folder = folder.parent
+    if path.is_dir():
+        raise ArgumentError(f"{what} {path}: is a folder, not a file")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise ArgumentError(f"{what} {path}: cannot be written (permission denied)")
+    if not folder.is_dir():
+        raise ArgumentError(f"{what} {path}: {folder} is not a folder" if folder.exists()
+                            else f"{what} {path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ArgumentError(f"{what} {path}: cannot write in folder {folder} (permission denied)")
+
+
+def make_folder(path: Path, what: str) -> None:
+    """Create a folder given on the command line now, so that a bad one fails before any game."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ArgumentError(f"{what} {path}: cannot create the folder: {error.strerror}") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise ArgumentError(f"{what} {path}: cannot write in it (permission denied)")
 
 
 def parse_option(text: str) -> tuple[str, Any]:

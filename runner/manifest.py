@@ -48,7 +48,10 @@ def load_manifest(path: Path | str) -> Entrant:
     manifest = path / MANIFEST_NAME if path.is_dir() else path
     if not manifest.is_file():
         raise ManifestError(f"{manifest}: no such bot manifest")
-    raw = manifest.read_bytes()
+    try:
+        raw = manifest.read_bytes()
+    except OSError as error:
+        raise ManifestError(f"{manifest}: cannot read: {error.strerror}") from None
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
@@ -61,7 +64,10 @@ def load_manifest(path: Path | str) -> Entrant:
         raise ManifestError(f"{manifest}: 'name' must be a non-empty string without spaces or '='")
     command = data.get("command")
     if isinstance(command, str):
-        command = shlex.split(command)
+        try:
+            command = shlex.split(command)
+        except ValueError as error:
+            raise ManifestError(f"{manifest}: 'command' cannot be split like a shell would: {error}") from None
     if not isinstance(command, list) or not command or not all(isinstance(a, str) for a in command):
         raise ManifestError(f"{manifest}: 'command' must be a non-empty list of strings (or one string)")
     games = data.get("games", sorted(all_games()))
@@ -83,7 +89,10 @@ def load_manifest(path: Path | str) -> Entrant:
 
 def entrant_from_command(text: str) -> Entrant:
     """An entrant from `NAME=COMMAND` on the command line (plays every game)."""
-    spec = BotSpec.parse(text)
+    try:
+        spec = BotSpec.parse(text)
+    except ValueError as error:
+        raise ManifestError(str(error)) from None
     digest = hashlib.sha256(shlex.join(spec.command).encode()).hexdigest()[:16]
     return Entrant(spec=spec, games=tuple(sorted(all_games())), manifest_hash=digest)
 

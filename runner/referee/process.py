@@ -61,6 +61,17 @@ class BotSpec:
         return argv
 
 
+#: the range of a time limit in seconds: a millisecond to an hour (a bot slower than that is stuck)
+MIN_SECONDS, MAX_SECONDS = 0.001, 3600.0
+
+
+def check_seconds(value: Any, what: str) -> float:
+    """`value` as a time limit in seconds; ValueError naming `what` unless a finite number in range."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not MIN_SECONDS <= value <= MAX_SECONDS:
+        raise ValueError(f"{what} must be a number of seconds from {MIN_SECONDS:g} to {MAX_SECONDS:g}, got {value!r}")
+    return float(value)
+
+
 @dataclass(frozen=True)
 class Limits:
     """Time and size limits the referee enforces on every bot."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -16,9 +17,9 @@ import click
 from tqdm import tqdm
 
 from protocol.actions import find_legal
-from runner.console import describe
+from runner.console import ArgumentError, Seconds, check_writable_file, describe
 from runner.games import get_game
-from runner.games.base import GameError, score_to_wire
+from runner.games.base import GameError, OptionError, score_to_wire
 from runner.html.replay import write_replay_page
 from runner.referee.faults import BotFault
 from runner.referee.process import BotProcess
@@ -30,6 +31,8 @@ from runner.tournament.schedule import FORMATS as SCHEDULE_FORMATS, GAUNTLET, sc
 from runner.tournament.store import ResultStore, StoreError, salvage as salvage_store
 
 RESULTS_DIR = Path("results")
+MAX_JOBS = 256  # worker processes, each with a table of bots
+MAX_BOOTSTRAP = 10_000  # resamples for the rating intervals: beyond it the intervals barely move
 
 
 def _parse_anchor(text: str | None) -> tuple[str, float] | None:
@@ -38,11 +41,13 @@ def _parse_anchor(text: str | None) -> tuple[str, float] | None:
         return None
     bot, sep, value = text.partition("=")
     try:
-        if not sep or not bot.strip():
+        rating = float(value)
+        if not sep or not bot.strip() or not math.isfinite(rating):
             raise ValueError(text)
-        return bot.strip(), float(value)
+        return bot.strip(), rating
     except ValueError:
-        raise click.BadParameter(f"expected BOT=RATING, got {text!r}", param_hint="--anchor") from None
+        raise click.BadParameter(f"expected BOT=RATING with a finite rating, got {text!r}",
+                                 param_hint="--anchor") from None
 
 
 def _league_data(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
@@ -57,22 +62,33 @@ def _league_data(league_file: Path | None, bots: tuple[str, ...], games: tuple[s
     if bots:
         data["bots"] = list(bots) if league_file is None else [str(Path.cwd() / b) if Path(b).exists() else b
                                                                  for b in bots]
-    if games:
-        data["games"] = list(games)
-    for text in players:
-        game, sep, count = text.partition("=")
-        if not sep or not count.strip().isdigit():
-            raise LeagueError(f"--players takes GAME=N, got {text!r}")
-        data.setdefault("game", {}).setdefault(game.strip(), {})["players"] = int(count)
+    try:
+        if games:
+            data["games"] = [get_game(name).spec.name for name in games]
+        for text in players:
+            game, sep, count = text.partition("=")
+            if not sep or not count.strip().isdigit():
+                raise LeagueError(f"--players takes GAME=N, got {text!r}")
+            _table(_table(data, "game", source), get_game(game.strip()).spec.name, source)["players"] = int(count)
+    except GameError as error:
+        raise LeagueError(f"command line: {error}") from None
     for key, value in overrides.items():
         if value is not None and value != ():
             if key == "decision_timeout":
-                data.setdefault("limits", {})[key] = value
+                _table(data, "limits", source)[key] = value
             else:
                 data[key] = list(value) if isinstance(value, tuple) else value
     if overrides.get("challengers") and overrides.get("format") is None:
         data["format"] = GAUNTLET  # --challenger implies a gauntlet
     return data, base, source
+
+
+def _table(data: dict[str, Any], key: str, source: str) -> dict[str, Any]:
+    """The TOML table `data[key]`, made when absent, to put a command-line override in."""
+    table = data.setdefault(key, {})
+    if not isinstance(table, dict):
+        raise LeagueError(f"{source}: {key} must be a table, got {table!r}")
+    return table
 
 
 def _results_path(league: League, out: Path | None, resume: bool) -> Path:
@@ -178,13 +194,13 @@ def _echo_boards(store: ResultStore, fmt: str, anchor: tuple[str, float] | None,
 @click.option("--challenger", "challengers", multiple=True, metavar="BOT",
               help="A gauntlet challenger (implies --format gauntlet); repeatable.")
 @click.option("--max-tables", type=click.IntRange(min=1), help="Above this many tables per game, a balanced sample.")
-@click.option("--timeout", type=click.FloatRange(min=0.001), help="Seconds a bot has for each decision.")
-@click.option("--jobs", "-j", type=click.IntRange(min=1), help="Worker processes [default: number of CPUs].")
+@click.option("--timeout", type=Seconds(), help="Seconds a bot has for each decision.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1, max=MAX_JOBS), help="Worker processes [default: number of CPUs].")
 @click.option("--pin-cores/--no-pin-cores", default=None, help="Pin each worker and its bots to one core.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Results database to write.")
 @click.option("--resume", is_flag=True, help="Continue an interrupted tournament (or add bots to it).")
 @click.option("--anchor", metavar="BOT=RATING", help="Anchor the ratings on one bot instead of a mean of 1500.")
-@click.option("--bootstrap", type=click.IntRange(min=0), default=200, show_default=True,
+@click.option("--bootstrap", type=click.IntRange(min=0, max=MAX_BOOTSTRAP), default=200, show_default=True,
               help="Bootstrap resamples for the intervals.")
 def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...], players: tuple[str, ...],
         deals: int | None, seed: int | None, deal_seed: int | None, form: str | None, challengers: tuple[str, ...],
@@ -200,7 +216,13 @@ def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
                      "challengers": challengers, "max_tables": max_tables, "decision_timeout": timeout,
                      "pin_cores": pin_cores}
         data, base, source = _league_data(league_file, bots, games, players, overrides)
-        league = _preflight(build_league(data, base, source))
+        league = build_league(data, base, source)
+    except LeagueError as error:
+        raise ArgumentError(str(error)) from None
+    if out or league.out:
+        check_writable_file(out or league.out, "--out" if out else f"{source}: out", make_folders=True)
+    try:
+        league = _preflight(league)
         path = _results_path(league, out, resume)
         store, deal_key = _open_results(path, league, resume)
     except (LeagueError, StoreError) as error:
@@ -259,7 +281,7 @@ def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
 @click.argument("results", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
 @click.option("--anchor", metavar="BOT=RATING", help="Anchor the ratings on one bot instead of a mean of 1500.")
-@click.option("--bootstrap", type=click.IntRange(min=0), default=200, show_default=True,
+@click.option("--bootstrap", type=click.IntRange(min=0, max=MAX_BOOTSTRAP), default=200, show_default=True,
               help="Bootstrap resamples for the intervals.")
 @click.option("--superiority", is_flag=True, help="Also show the likelihood of superiority between bots.")
 def leaderboard(results: Path, fmt: str, anchor: str | None, bootstrap: int, superiority: bool) -> None:
@@ -327,6 +349,9 @@ def _read_json_record(path: Path) -> dict[str, Any]:
     """A `play --record` file: the game, rules version, options, seed, seats, actions and scores."""
     try:
         data = json.loads(path.read_text())
+        if not all(isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], int) and isinstance(pair[1], dict)
+                   for pair in data["actions"]):
+            raise ValueError("actions must be [seat, action] pairs")
         return {"game_id": data["game_id"], "game": data["game"], "rules_version": data["rules_version"],
                 "options": data["options"], "seed": data["seed"], "seats": data["seats"],
                 "actions": [(seat, action) for seat, action in data["actions"]],
@@ -356,7 +381,10 @@ def _replay(game: Any, record: dict[str, Any], quiet: bool) -> None:
         raise click.ClickException(f"{record['game_id']} was played under rules v{record['rules_version']}; "
                                    f"this engine implements v{game.spec.rules_version}")
     seats, actions = record["seats"], record["actions"]
-    state = game.new_state(len(seats), record["options"], record["seed"])
+    try:
+        state = game.new_state(len(seats), record["options"], record["seed"])
+    except (OptionError, TypeError) as error:
+        raise click.ClickException(f"{record['game_id']}: the record's table cannot be set up: {error}") from None
     click.echo(f"{record['game_id']}: {game.spec.title}, seed {record['seed']}, seats {', '.join(seats)}")
     for number, (seat, action) in enumerate(actions, 1):
         if state.is_over() or state.to_move() != seat or find_legal(state.legal_actions(), action) is None:

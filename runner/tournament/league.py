@@ -34,7 +34,7 @@ from typing import Any, Mapping
 from runner.games import all_games, get_game
 from runner.games.base import OptionError
 from runner.manifest import MANIFEST_NAME, Entrant, ManifestError, entrant_from_command, load_manifest
-from runner.referee.process import Limits
+from runner.referee.process import Limits, check_seconds
 from runner.tournament.schedule import (
     DEFAULT_PLAYERS,
     FORMATS,
@@ -43,6 +43,7 @@ from runner.tournament.schedule import (
     PARTNERS_COPY,
     ROUND_ROBIN,
     GameSettings,
+    game_count,
 )
 
 SAMPLE_LEAGUE = Path(__file__).resolve().parents[2] / "sample_bots" / "league.toml"
@@ -50,6 +51,8 @@ _KEYS = {"name", "seed", "deal_seed", "bots", "games", "deals", "format", "chall
          "pin_cores", "out", "limits", "game"}
 _GAME_KEYS = {"players", "deals", "partners", "options"}
 _LIMIT_KEYS = {"decision_timeout", "handshake_timeout"}
+MAX_TABLES = 10_000  # max_tables: beyond it, choosing a balanced sample alone takes minutes
+MAX_GAMES = 250_000  # games per tournament: the schedule (about 400 bytes a game) is held in memory
 
 
 class LeagueError(ValueError):
@@ -94,7 +97,7 @@ def _expect(value: Any, kind: type | tuple[type, ...], where: str) -> Any:
     """`value` if it has the expected TOML type, else a LeagueError naming the key."""
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
-        raise LeagueError(f"{where} must be a {names}, got {value!r}")
+        raise LeagueError(f"{where} must be {'an' if names[0] in 'aeiou' else 'a'} {names}, got {value!r}")
     return value
 
 
@@ -103,6 +106,8 @@ def _entrants(entries: list[Any], base: Path, where: str) -> tuple[Entrant, ...]
     entrants: list[Entrant] = []
     for entry in entries:
         _expect(entry, str, f"{where} entry")
+        if "\0" in entry:
+            raise LeagueError(f"{where}: {entry!r} holds a NUL character")
         pattern = base / entry
         if glob.has_magic(entry):
             folders = sorted(Path(p) for p in glob.glob(str(pattern)) if (Path(p) / MANIFEST_NAME).is_file())
@@ -151,6 +156,8 @@ def build_league(data: Mapping[str, Any], base: Path, source: str) -> League:
         if unknown:
             raise LeagueError(f"unknown key(s) {', '.join(unknown)} (allowed: {', '.join(sorted(_KEYS))})")
         name = _expect(data.get("name", "league"), str, "name")
+        if not name or name.startswith(".") or any(c in name for c in "/\\\0") or name != name.strip():
+            raise LeagueError(f"name must be a plain file name (it names results/<name>.sqlite), got {name!r}")
         seed = _expect(data.get("seed", 0), int, "seed")
         deal_seed = data.get("deal_seed")
         if deal_seed is not None:
@@ -175,15 +182,21 @@ def build_league(data: Mapping[str, Any], base: Path, source: str) -> League:
         if (form == GAUNTLET) != bool(challengers):
             raise LeagueError("a gauntlet needs challengers, and only a gauntlet has them")
         max_tables = _expect(data.get("max_tables", 200), int, "max_tables")
-        if max_tables < 1:
-            raise LeagueError(f"max_tables must be at least 1, got {max_tables}")
+        if not 1 <= max_tables <= MAX_TABLES:
+            raise LeagueError(f"max_tables must be from 1 to {MAX_TABLES:,}, got {max_tables}")
         limit_table = _expect(data.get("limits", {}), dict, "[limits]")
         unknown = sorted(set(limit_table) - _LIMIT_KEYS)
         if unknown:
             raise LeagueError(f"[limits]: unknown key(s) {', '.join(unknown)} (allowed: {', '.join(sorted(_LIMIT_KEYS))})")
-        limits = Limits(**{key: float(_expect(value, (int, float), f"limits.{key}")) for key, value in limit_table.items()})
-        if min(limits.decision_timeout, limits.handshake_timeout) <= 0:
-            raise LeagueError("[limits]: time limits must be positive")
+        try:
+            limits = Limits(**{key: check_seconds(value, f"[limits].{key}") for key, value in limit_table.items()})
+        except ValueError as error:
+            raise LeagueError(str(error)) from None
+        planned = game_count({e.name: e.games for e in entrants}, games, seed, challengers, max_tables)
+        if planned > MAX_GAMES:
+            raise LeagueError(f"this tournament would play {planned:,} games, over the limit of {MAX_GAMES:,} per "
+                              "results file (the schedule is held in memory); lower deals or max_tables, or split "
+                              "it into several leagues")
         out = data.get("out")
         return League(name=name, seed=seed, entrants=entrants, games=games, format=form, challengers=challengers,
                       max_tables=max_tables, limits=limits,
@@ -199,5 +212,7 @@ def read_league_file(path: Path) -> dict[str, Any]:
         return tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise LeagueError(f"{path}: no such league file") from None
+    except OSError as error:
+        raise LeagueError(f"{path}: cannot read the league file: {error.strerror}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise LeagueError(f"{path}: not valid TOML: {error}") from None

@@ -21,7 +21,7 @@ import math
 import random
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 ROUND_ROBIN = "round-robin"
 GAUNTLET = "gauntlet"
@@ -213,21 +213,35 @@ def schedule(entrants: Mapping[str, Sequence[str]], games: Sequence[GameSettings
     would be rated). `seed` picks the sampled tables; every deal seed derives from `deal_key`.
     """
     matches: list[PlannedMatch] = []
+    for settings, lineup in _tables(entrants, games, seed, challengers, max_tables):
+        table = "+".join(lineup)
+        match_id = f"{settings.name}/{table}"
+        planned = tuple(
+            PlannedGame(game_id=f"{match_id}/d{deal}/r{rotation}", deal=deal, rotation=rotation,
+                        seed=derive_seed(deal_key, settings.name, table, deal), seating=seating)
+            for deal in range(settings.deals)
+            for rotation, seating in enumerate(rotations(lineup))
+        )
+        matches.append(PlannedMatch(match_id, settings.name, dict(settings.options), lineup, planned))
+    return matches
+
+
+def game_count(entrants: Mapping[str, Sequence[str]], games: Sequence[GameSettings], seed: int,
+               challengers: Sequence[str] = (), max_tables: int = 200) -> int:
+    """How many games `schedule` plans, counted from its tables without listing the games (a size
+    check before anything is built)."""
+    return sum(settings.deals * len(rotations(lineup))
+               for settings, lineup in _tables(entrants, games, seed, challengers, max_tables))
+
+
+def _tables(entrants: Mapping[str, Sequence[str]], games: Sequence[GameSettings], seed: int,
+            challengers: Sequence[str], max_tables: int) -> Iterator[tuple[GameSettings, tuple[str, ...]]]:
+    """Every table of a tournament, with its game's settings: lineups holding two different bots."""
     for settings in games:
         bots = sorted(name for name, plays in entrants.items() if settings.name in plays)
         seated_challengers = [bot for bot in challengers if bot in bots]
         if challengers and not seated_challengers:
             continue
         for lineup in lineups(bots, settings, seated_challengers, max_tables, seed):
-            if len(set(lineup)) < 2:
-                continue
-            table = "+".join(lineup)
-            match_id = f"{settings.name}/{table}"
-            planned = tuple(
-                PlannedGame(game_id=f"{match_id}/d{deal}/r{rotation}", deal=deal, rotation=rotation,
-                            seed=derive_seed(deal_key, settings.name, table, deal), seating=seating)
-                for deal in range(settings.deals)
-                for rotation, seating in enumerate(rotations(lineup))
-            )
-            matches.append(PlannedMatch(match_id, settings.name, dict(settings.options), lineup, planned))
-    return matches
+            if len(set(lineup)) >= 2:
+                yield settings, lineup
