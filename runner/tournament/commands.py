@@ -328,6 +328,8 @@ def replay(results: Path, game_id: str | None, quiet: bool, html_path: Path | No
     RESULTS is a tournament database (then GAME is the game's id, e.g. casino/a+b/d0/r1) or the
     JSON record written by `cardarena play --record` (then GAME is not needed).
     """
+    if html_path is not None:
+        check_writable_file(html_path, "--html")
     try:
         if results.suffix == ".json":
             record = _read_json_record(results)
