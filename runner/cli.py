@@ -18,7 +18,7 @@ from runner.console import ArgumentError, Seconds, check_writable_file, describe
 from runner.games import all_games, get_game
 from runner.games.base import OptionError
 from runner.manifest import load_entrant
-from runner.referee.match import Match
+from runner.referee.match import Match, log_file_name
 from runner.referee.process import Limits
 
 
@@ -78,7 +78,7 @@ def games() -> None:
               help="Write the game record (seed, actions, result, faults) as JSON here.")
 @click.option("--quiet", is_flag=True, help="Print only the result, not every move.")
 @click.option("--log-dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Write each bot's stderr to a log file here (capped at 1 MiB per bot).")
+              help="Write each bot's stderr to BOT.stderr.log here (replaced by each play; capped at 1 MiB per bot).")
 @click.option("--pin/--no-pin", default=True, show_default=True,
               help="Keep the referee and its bots on one CPU core (pipe round trips are several "
                    "times faster there: tests/bench/bench_referee.py).")
@@ -113,6 +113,9 @@ def play(game_name: str, bots: tuple[str, ...], seed: int, timeout: float, hands
     if pin:
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # the bots inherit it
     limits = Limits(handshake_timeout=handshake_timeout, decision_timeout=timeout)
+    if log_dir is not None:
+        for spec in specs:  # the cap counts what a log holds: a play starts its logs afresh
+            (log_dir / log_file_name(spec.name)).unlink(missing_ok=True)
     with Match(specs, limits, log_dir=log_dir, observer=observe) as match:
         record = match.play(game, seed, rule_options)
     click.echo(f"\n{game.spec.title}, seed {seed}: {len(record.actions)} decisions in {record.duration:.2f} s")

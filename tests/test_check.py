@@ -100,6 +100,7 @@ def test_c_bot_passes(tmp_path):
     ("wrong_type", "protocol", 'expected a "action" message', "message"),
     ("deaf", "timeout", "no reply within the time allowed", None),
     ("forker", "timeout", "no reply within the time allowed", None),
+    ("orphaner", "crash", "exit status 4", None),
 ])
 def test_zoo_bot_fails_with_its_diagnosis(script, kind, detail, sent):
     status, out, _ = run_check(zoo(script), "--games", "knock-rummy", "--games-per-game", "2", "--json")
@@ -199,3 +200,20 @@ def test_slow_decisions_warn_without_failing():
     assert report.passed
     assert report.warnings() == ["knock-rummy: worst decision time 600.0 ms is over half the 1000.0 ms limit"]
     assert game.timing(1.0)["median"] == 0.2
+
+
+def test_a_second_answer_to_a_games_last_decision_fails_that_game_and_its_replay_line_reproduces_it():
+    """Issue 10 item 12 through `check`: the fault names the game it was sent in, so its line reproduces it."""
+    bot = f"double_knock={shlex.quote(sys.executable)} {ZOO / 'double_knock.py'}"
+    status, out, _ = run_check(bot, "--games", "knock-rummy", "--games-per-game", "2", "--json")
+    assert status == 1
+    [game] = json.loads(out)["games"]
+    assert game["faults"] and all(f["kind"] == "protocol" and not f["opponent"] for f in game["faults"])
+    first = game["faults"][0]
+    assert f"after its answer to decision {first['decision']} that no request asked for" in first["detail"]
+    assert first["message"]["type"] == "action" and first["message"]["action"]["type"] == "knock"
+    command = shlex.split(first["reproduce"])  # cd FOLDER && cardarena play ...
+    replay = CliRunner().invoke(main, command[command.index("cardarena") + 1:] + ["--quiet"], catch_exceptions=False)
+    assert replay.exit_code == 0 and "Traceback" not in replay.stderr
+    assert (f"FAULT double_knock: protocol (knock-rummy, game knock-rummy-{first['seed']}, seat {first['seat']}, "
+            f"decision {first['decision']}): sent 54 bytes after its answer") in replay.stderr

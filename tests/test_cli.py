@@ -99,8 +99,8 @@ def test_log_dir_keeps_each_bots_stderr(tmp_path):
     done = cardarena("play", "knock-rummy", "--bot", noisy, "--bot", f"r={sys.executable} {RANDOM_BOT}",
                      "--quiet", "--log-dir", str(tmp_path / "logs"))
     assert done.returncode == 0, done.stderr
-    assert (tmp_path / "logs" / "noisy.0.stderr.log").stat().st_size >= 65_536
-    assert (tmp_path / "logs" / "r.1.stderr.log").exists()
+    assert (tmp_path / "logs" / "noisy.stderr.log").stat().st_size >= 65_536
+    assert (tmp_path / "logs" / "r.stderr.log").read_text().startswith("[cardarena: r started, game ")
 
 
 def test_a_play_record_replays_through_the_engine(tmp_path):
@@ -130,3 +130,23 @@ def test_play_takes_bot_folders_and_reports_a_bad_one(tmp_path):
     bad = cardarena("play", "knock-rummy", "--bot", str(tmp_path / "broken"), "--bot", str(ROOT / "sample_bots" / "random"))
     assert bad.returncode == 2 and "'command' must be a non-empty list of strings" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+def test_play_reports_a_bot_that_exits_leaving_a_child_as_a_crash_at_once():
+    orphaner = f"orphaner={sys.executable} {ROOT / 'tests' / 'zoo' / 'orphaner.py'}"
+    done = cardarena("play", "knock-rummy", "--bot", orphaner, "--bot", f"r={sys.executable} {RANDOM_BOT}",
+                     "--quiet", "--timeout", "30", "--seed", "5", timeout=25)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert "FAULT orphaner: crash (knock-rummy, game knock-rummy-5, seat 0, decision " in done.stderr
+    assert "the bot exited (exit status 4) while another process still held its output" in done.stderr
+
+
+def test_play_blames_a_second_answer_to_the_last_decision_on_the_game(tmp_path):
+    double = f"double_knock={sys.executable} {ROOT / 'tests' / 'zoo' / 'double_knock.py'}"
+    done = cardarena("play", "knock-rummy", "--bot", double, "--bot", f"p={sys.executable} {ROOT / 'tests' / 'zoo' / 'patient.py'} --after 1000000000",
+                     "--quiet", "--seed", "5", "--record", str(tmp_path / "r.json"))
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    record = json.loads((tmp_path / "r.json").read_text())
+    [fault] = record["faults"]
+    assert (fault["kind"], fault["seat"], fault["decision"]) == ("protocol", 0, len(record["actions"]))
+    assert record["ranks"] == [1, 0]

@@ -16,7 +16,7 @@ import pytest
 from runner.games import get_game
 from runner.referee.faults import BotFault
 from runner.referee.match import Match, ranks_with_faults
-from runner.referee.process import BotProcess, BotSpec, Limits
+from runner.referee.process import LOG_CAPPED_NOTE, BotProcess, BotSpec, Limits, append_capped, open_pidfd
 from runner.games.base import Result
 from tests.conftest import random_bot, zoo_bot
 
@@ -124,7 +124,7 @@ def test_stderr_flood_is_capped_and_does_not_disturb_play(tmp_path):
     with Match([noisy, random_bot()], limits, log_dir=tmp_path) as match:
         record = match.play(KNOCK_RUMMY, seed=3)
     assert record.faults == []
-    log = tmp_path / "noisy.0.stderr.log"
+    log = tmp_path / "noisy.stderr.log"
     assert 100_000 <= log.stat().st_size <= 100_000 + 100
 
 
@@ -182,3 +182,89 @@ def test_the_applied_action_is_the_engines_own_entry():
     for seat, action in record.actions:
         assert any(list(action.items()) == list(entry.items()) for entry in state.legal_actions())
         state.apply(action)
+
+
+@pytest.mark.parametrize("watch", ["pidfd", "waitpid fallback"])
+def test_a_bot_that_exits_while_its_child_holds_its_output_is_a_crash_at_once(watch, monkeypatch):
+    """Issue 10 item 4: the exit is seen through the process itself, not the pipe the child keeps open."""
+    if watch != "pidfd":
+        monkeypatch.delattr(os, "pidfd_open", raising=False)
+    pidfd = open_pidfd(os.getpid())
+    assert (pidfd is None) == (watch != "pidfd")
+    if pidfd is not None:
+        os.close(pidfd)
+    limits = Limits(handshake_timeout=10.0, decision_timeout=10.0)
+    with Match([zoo_bot("orphaner.py"), zoo_bot("patient.py", after=10**9)], limits) as match:
+        record = match.play(KNOCK_RUMMY, seed=5)
+    [fault] = record.faults
+    assert (fault.kind, fault.seat) == ("crash", 0) and fault.decision >= 2  # after one legal decision
+    assert fault.detail == "the bot exited (exit status 4) while another process still held its output"
+    assert record.duration < limits.decision_timeout / 2, "noticed at once, not at the deadline"
+    bot, grandchild = map(int, re.search(r"bot (\d+) grandchild (\d+)", fault.stderr_tail).groups())
+    assert gone(bot) and gone(grandchild), "the bot is reaped and its child killed"
+
+
+def test_a_bot_that_exits_during_the_handshake_leaving_a_child_is_a_crash_at_once():
+    orphan = BotProcess(BotSpec("orphan", ("sh", "-c", "sleep 3600 & exit 5")), Limits(handshake_timeout=10.0))
+    started = time.monotonic()
+    try:
+        with pytest.raises(BotFault) as raised:
+            orphan.start()
+    finally:
+        orphan.kill()
+    assert raised.value.fault.kind == "crash" and "(exit status 5)" in raised.value.fault.detail
+    assert time.monotonic() - started < 5, "noticed at once, not at the 10 s handshake deadline"
+    assert gone(orphan.pid)
+
+
+def test_the_stderr_cap_holds_across_restarts(tmp_path):
+    """Issue 10 item 6: a bot restarted for every game still writes at most the cap to its one log."""
+    limits = Limits(decision_timeout=5.0, stderr_cap=300_000)
+    with Match([zoo_bot("flooder.py", after=0), zoo_bot("patient.py", after=10**9)], limits,
+               log_dir=tmp_path, log_label="match m") as match:
+        records = [match.play(KNOCK_RUMMY, seed) for seed in range(20)]
+    assert [[(f.kind, f.seat) for f in r.faults] for r in records] == [[("crash", 0)]] * 20
+    log = (tmp_path / "flooder.stderr.log").read_bytes()
+    assert len(log) == limits.stderr_cap + len(LOG_CAPPED_NOTE) and log.endswith(LOG_CAPPED_NOTE)
+    headers = re.findall(rb"\[cardarena: flooder started, match m, game knock-rummy-(\d+) seat 0, pid \d+, ", log)
+    assert headers == [b"0", b"1"], "a header per start while there is room (256 KiB a game, 300 kB cap)"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["flooder.stderr.log", "patient.stderr.log"]
+
+
+def test_the_stderr_cap_is_the_size_on_disk_whoever_writes(tmp_path):
+    """Two writers of one log (two workers, or a resumed run) share the cap; each overshoots by at most a chunk."""
+    path = tmp_path / "bot.stderr.log"
+    first, second = (os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT) for _ in range(2))
+    try:
+        assert append_capped(first, b"a" * 600, 1000) and append_capped(second, b"b" * 300, 1000)
+        assert not append_capped(first, b"c" * 300, 1000)
+        assert not append_capped(second, b"d" * 10, 1000)
+    finally:
+        os.close(first)
+        os.close(second)
+    assert path.read_bytes() == b"a" * 600 + b"b" * 300 + b"c" * 100 + LOG_CAPPED_NOTE
+
+
+def test_a_second_answer_to_the_last_decision_is_a_fault_of_that_game():
+    """Issue 10 item 12: the extra frame costs the game it was sent in, never the next one."""
+    double = BotSpec("double_knock", (sys.executable, "double_knock.py", "--double-in", "knock-rummy-5"),
+                     cwd=str(zoo_bot("double_knock.py").cwd))
+    with Match([double, zoo_bot("patient.py", after=10**9)], LIMITS) as match:
+        doubled, after = match.play(KNOCK_RUMMY, 5), match.play(KNOCK_RUMMY, 6)
+    [fault] = doubled.faults
+    last_seat, last_action = doubled.actions[-1]
+    assert (fault.kind, fault.seat, fault.game_id, fault.decision) == ("protocol", 0, "knock-rummy-5", len(doubled.actions))
+    assert last_seat == 0 and last_action["type"] == "knock"
+    assert fault.detail == (f"sent 54 bytes after its answer to decision {len(doubled.actions)} that no request "
+                            "asked for, before the game ended (one action per decision, and nothing else)")
+    assert fault.message == {"type": "action", "decision": len(doubled.actions), "action": last_action}
+    assert doubled.ranks == [1, 0]
+    assert after.faults == [] and match.shutdown_faults == []
+
+
+def test_a_second_answer_to_the_last_decision_of_the_last_game_is_caught_before_shutdown():
+    double = BotSpec("double_knock", (sys.executable, "double_knock.py"), cwd=str(zoo_bot("double_knock.py").cwd))
+    with Match([double, zoo_bot("patient.py", after=10**9)], LIMITS) as match:
+        record = match.play(KNOCK_RUMMY, 7)
+    assert [(f.kind, f.seat, f.game_id) for f in record.faults] == [("protocol", 0, "knock-rummy-7")]
+    assert match.shutdown_faults == []

@@ -22,6 +22,8 @@ from runner.cli import main
 from runner.games import all_games
 from runner.tournament.league import SAMPLE_LEAGUE, build_league, read_league_file
 from runner.tournament.schedule import schedule
+from runner.tournament.store import ResultStore
+from runner.referee.process import LOG_CAPPED_NOTE
 
 ROOT = Path(__file__).resolve().parent.parent
 RANDOM_BOT = ROOT / "sample_bots" / "random" / "bot.py"
@@ -258,6 +260,37 @@ def test_bot_stderr_is_logged_beside_the_results(tmp_path):
     done = cardarena("run", "--game", "casino", "--deals", "1", "--seed", "1", "--timeout", "10", "--jobs", "1",
                      "--bootstrap", "0", "--out", str(out), "--bot", bot("a", 1), "--bot", noisy)
     assert done.returncode == 0, done.stderr
-    logs = list((tmp_path / "t.logs").rglob("noisy.*.stderr.log"))
-    assert logs and all(log.stat().st_size > 65_536 for log in logs)
-    assert all(log.relative_to(tmp_path / "t.logs").parts[0] == "casino" for log in logs)
+    log = (tmp_path / "t.logs" / "noisy.stderr.log").read_text()
+    assert len(log) > 65_536 and "[cardarena: noisy started, match casino/" in log
+
+
+def test_the_stderr_cap_holds_for_the_whole_run_across_restarts_and_workers(tmp_path):
+    """Issue 10 item 6: a bot that floods stderr and is restarted for every game (24 games, two
+    workers) still leaves one log at the cap, plus at most one chunk per concurrent writer."""
+    out = tmp_path / "t.sqlite"
+    flooder = f"flooder={sys.executable} {ROOT / 'tests' / 'zoo' / 'flooder.py'} --after 0"
+    done = cardarena("run", "--game", "casino", "--deals", "12", "--seed", "1", "--timeout", "10", "--jobs", "2",
+                     "--bootstrap", "0", "--out", str(out), "--bot", bot("a", 1), "--bot", flooder)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    with ResultStore(out) as store:
+        games = list(store.games())
+    assert len(games) == 24 and all([f["kind"] for f in g.faults] == ["crash"] for g in games)
+    log = tmp_path / "t.logs" / "flooder.stderr.log"
+    assert 1 << 20 <= log.stat().st_size <= (1 << 20) + 2 * (1 << 16) + 2 * len(LOG_CAPPED_NOTE)
+    assert sorted(p.name for p in log.parent.iterdir()) == ["a.stderr.log", "flooder.stderr.log"]
+
+
+def test_a_second_answer_to_a_games_last_decision_is_stored_with_that_game(tmp_path):
+    """Issue 10 item 12 through `run`: each such fault is in a game whose last decision was that bot's."""
+    out = tmp_path / "t.sqlite"
+    double = f"double_knock={sys.executable} {ROOT / 'tests' / 'zoo' / 'double_knock.py'}"
+    done = cardarena("run", "--game", "knock-rummy", "--players", "knock-rummy=2", "--deals", "3", "--seed", "1",
+                     "--timeout", "10", "--jobs", "1", "--bootstrap", "0", "--out", str(out),
+                     "--bot", bot("a", 1), "--bot", double)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    with ResultStore(out) as store:
+        faults = [(g, f, store.actions(g.game_id)) for g in store.games() for f in g.faults]
+    assert faults
+    for game, fault, actions in faults:
+        assert (fault["kind"], fault["bot"], fault["decision"]) == ("protocol", "double_knock", len(actions))
+        assert game.seats[actions[-1][0]] == "double_knock" and actions[-1][1]["type"] == "knock"

@@ -13,12 +13,16 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
+from urllib.parse import quote
 
 from protocol.actions import find_legal, is_range, random_action
+from protocol.framing import FrameError, FrameReader, decode_body
 from protocol.messages import ProtocolViolation, check_message
 from runner.games.base import Game, Result
 from runner.referee.faults import BotFault, Fault
 from runner.referee.process import BotProcess, BotSpec, Limits
+
+UNSOLICITED_GRACE = 0.05  # seconds the last decider has to read its game_end before its pipe is looked at
 
 #: observer(kind, data) hears "decision" and "game_end" as they happen (the CLI's live log)
 Observer = Callable[[str, dict[str, Any]], None]
@@ -67,6 +71,22 @@ def ranks_with_faults(result: Result, faulted_seats: set[int]) -> list[int]:
     return [sum(1 for other in keys if other < key) for key in keys]
 
 
+def log_file_name(bot: str) -> str:
+    """The file name of a bot's stderr log: its name, made safe for any file system."""
+    return f"{quote(bot, safe='')}.stderr.log"
+
+
+def first_message(data: bytes) -> Any:
+    """The message in the first frame of `data` when it is a whole, decodable one (evidence), else None."""
+    reader = FrameReader()
+    reader.feed(data)
+    try:
+        body = reader.next_body()
+        return None if body is None else decode_body(body)
+    except FrameError:
+        return None  # the raw bytes are the evidence then
+
+
 class Match:
     """A fixed set of bots (one process each) that plays games in turn at one table."""
 
@@ -76,13 +96,18 @@ class Match:
         limits: Limits = Limits(),
         log_dir: Path | None = None,
         observer: Observer | None = None,
+        log_label: str = "",
     ):
+        """`log_dir` gets one stderr log per bot (`log_file_name`), shared with every other match
+        of the run that logs there; `log_label` names this match in each start's header line."""
         self.bots = list(bots)
         self.limits = limits
         self.log_dir = log_dir
+        self.log_label = log_label
         self.observer = observer
         self._processes: list[BotProcess | None] = [None] * len(self.bots)
         self.shutdown_faults: list[Fault] = []
+        self._last_game_id: str | None = None  # the game that shutdown faults follow
 
     def __enter__(self) -> "Match":
         return self
@@ -91,9 +116,19 @@ class Match:
         self.close()
 
     def close(self) -> None:
-        """Shut every bot down, killing those that do not exit in time (recorded as faults); a
-        later `play` starts them afresh, with nothing in memory from the games before."""
+        """Shut every bot down, killing those that do not exit in time (recorded as faults, as are
+        bytes a bot sent after its last game's end check that no request asked for); a later
+        `play` starts them afresh, with nothing in memory from the games before."""
         for index, process in enumerate(self._processes):
+            unsolicited = b"" if process is None else process.unsolicited()
+            if unsolicited:
+                self.shutdown_faults.append(Fault(
+                    "protocol", process.spec.name,
+                    f"sent {len(unsolicited)} bytes after its last game ended that no request asked for "
+                    "(one action per decision, and nothing else)",
+                    game_id=self._last_game_id, data=unsolicited, message=first_message(unsolicited),
+                    stderr_tail=process.stderr_tail(),
+                ))
             if process is not None and not process.stop():
                 self.shutdown_faults.append(Fault(
                     "crash", process.spec.name,
@@ -127,10 +162,12 @@ class Match:
             seats=[self.bots[index].name for index in seating],
         )
         started = time.monotonic()
+        self._last_game_id = record.game_id
         faulted: dict[int, Fault] = {}
 
         def fault(seat: int, error: BotFault, decision: int | None = None) -> None:
-            recorded = error.fault.at(seat=seat, game=game.spec.name, game_id=record.game_id, decision=decision)
+            recorded = error.fault.at(seat=seat, game=game.spec.name, game_id=record.game_id,
+                                      decision=error.fault.decision if decision is None else decision)
             record.faults.append(recorded)
             faulted[seat] = recorded
             self._discard(seating[seat])
@@ -138,7 +175,7 @@ class Match:
         teams = game.spec.teams(players, options)
         for seat in range(players):
             try:
-                process = self._process(seating[seat])
+                process = self._process(seating[seat], f"game {record.game_id} seat {seat}")
                 process.post({
                     "type": "game_start", "game_id": record.game_id, "game": game.spec.name,
                     "rules_version": game.spec.rules_version, "seat": seat, "players": players,
@@ -178,16 +215,31 @@ class Match:
 
         record.result = state.result()
         reveal = state.reveal()
-        for seat in range(players):
-            if seat in faulted:
-                continue
-            process = self._processes[seating[seat]]
-            if process is not None:
-                process.post({
-                    "type": "game_end", "game_id": record.game_id, "result": record.result.to_wire(),
+
+        def game_end(seat: int) -> dict[str, Any]:
+            return {"type": "game_end", "game_id": record.game_id, "result": record.result.to_wire(),
                     "reveal": reveal, "events": pending_events[seat],
-                    "faults": [{"seat": f.seat, "bot": f.bot, "kind": f.kind} for f in record.faults],
-                })
+                    "faults": [{"seat": f.seat, "bot": f.bot, "kind": f.kind} for f in record.faults]}
+
+        # Bytes no request asked for are a fault of this game (PROTOCOL.md § Deadlines). The bot that
+        # made the last decision is looked at last, after reading its game_end (so the others'
+        # faults are in it): anything it sent after its answer has then arrived.
+        last = record.actions[-1][0] if record.actions else None
+        for seat in sorted(range(players), key=lambda seat: seat == last):
+            process = self._processes[seating[seat]]
+            if seat in faulted or process is None:
+                continue
+            if seat == last:
+                process.post(game_end(seat))
+                unsolicited = process.settle(UNSOLICITED_GRACE)
+            else:
+                unsolicited = process.unsolicited()
+            if unsolicited:
+                fault(seat, self._unsolicited(process, unsolicited, record, seat))
+        for seat in range(players):
+            process = self._processes[seating[seat]]
+            if seat not in faulted and seat != last and process is not None:
+                process.post(game_end(seat))
         record.ranks = ranks_with_faults(record.result, set(faulted))
         record.duration = time.monotonic() - started
         if self.observer is not None:
@@ -224,8 +276,20 @@ class Match:
         # and the record never hold objects built by a bot (its key order, its lists).
         return {key: action[key] if is_range(value) else value for key, value in entry.items()}
 
-    def _process(self, index: int) -> BotProcess:
-        """The running process of bot `index`, started (with its handshake) if it is not running."""
+    @staticmethod
+    def _unsolicited(process: BotProcess, data: bytes, record: GameRecord, seat: int) -> BotFault:
+        """The fault for bytes a bot sent after its last answer in this game, when nothing asked for them."""
+        answered = [number for number, (by, _) in enumerate(record.actions, 1) if by == seat]
+        after = f"after its answer to decision {answered[-1]}" if answered else "without being asked to decide"
+        return BotFault(Fault("protocol", process.spec.name,
+                              f"sent {len(data)} bytes {after} that no request asked for, before the game ended "
+                              "(one action per decision, and nothing else)",
+                              decision=answered[-1] if answered else None, data=data,
+                              message=first_message(data), stderr_tail=process.stderr_tail()))
+
+    def _process(self, index: int, where: str = "") -> BotProcess:
+        """The running process of bot `index`, started (with its handshake) if it is not running;
+        `where` (game and seat) goes into its log's header line."""
         process = self._processes[index]
         if process is not None and not process.alive:
             # It died after its last decision: a crash, noticed now, so it costs this game.
@@ -236,8 +300,9 @@ class Match:
                                  stderr_tail=process.stderr_tail()))
         if process is None:
             spec = self.bots[index]
-            log_path = None if self.log_dir is None else self.log_dir / f"{spec.name}.{index}.stderr.log"
-            process = BotProcess(spec, self.limits, log_path)
+            log_path = None if self.log_dir is None else self.log_dir / log_file_name(spec.name)
+            note = ", ".join(part for part in (self.log_label, where) if part)
+            process = BotProcess(spec, self.limits, log_path, note)
             self._processes[index] = process
             try:
                 process.start()

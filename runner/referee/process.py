@@ -2,12 +2,15 @@
 
 Every wait is bounded: pipes are non-blocking and each read or write polls with the time left
 until a deadline, so a bot that stalls, never reads its input, floods its stderr or dies can
-never block the referee. The bot runs in its own process group so that killing it also kills
+never block the referee. The same poll watches the process itself (a pidfd; where the kernel has
+none, a waitpid every EXIT_CHECK_SECONDS), so a bot's exit is noticed at once even while a child
+of it still holds its pipes. The bot runs in its own process group so that killing it also kills
 anything it spawned (a shell wrapper's child, say), and it is always reaped: no zombies.
 """
 
 from __future__ import annotations
 
+import fcntl
 import math
 import os
 import select
@@ -15,6 +18,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import termios
 import threading
 import time
 from dataclasses import dataclass
@@ -28,6 +32,9 @@ from runner.referee.faults import BotFault, Fault
 
 REFEREE_NAME = "cardarena"
 STDERR_TAIL = 2048  # bytes of a bot's latest stderr kept for fault reports
+EXIT_CHECK_SECONDS = 0.05  # without a pidfd, how often a wait checks whether the bot has exited
+SETTLE_SPIN_SECONDS = 200e-6  # `settle` yields the CPU this long, then waits in doubling steps from this long
+LOG_CAPPED_NOTE = b"\n[cardarena: stderr log capped here]\n"
 _PYTHON_NAMES = {"python", "python3", f"python{sys.version_info.major}.{sys.version_info.minor}"}
 
 
@@ -79,17 +86,20 @@ class Limits:
     handshake_timeout: float = 10.0
     decision_timeout: float = 1.0
     max_frame: int = DEFAULT_MAX_FRAME
-    stderr_cap: int = 1 << 20  # bytes of stderr written to a bot's log; the rest is dropped
+    stderr_cap: int = 1 << 20  # bytes of a bot's stderr log (all its starts in a run); the rest is dropped
     shutdown_grace: float = 1.0  # seconds a bot has to exit after "shutdown"
 
 
 class BotProcess:
     """A running bot speaking the protocol over its stdin/stdout."""
 
-    def __init__(self, spec: BotSpec, limits: Limits, log_path: Path | None = None):
+    def __init__(self, spec: BotSpec, limits: Limits, log_path: Path | None = None, log_note: str = ""):
+        """`log_path` is the bot's stderr log, shared by all its starts in a run (appended to, capped
+        at `limits.stderr_cap` on disk); `log_note` says where this start belongs in its header line."""
         self.spec = spec
         self.limits = limits
         self.log_path = log_path
+        self.log_note = log_note
         self.hello: dict[str, Any] | None = None
         self._proc: subprocess.Popen | None = None
         self._reader = FrameReader(limits.max_frame)
@@ -97,6 +107,7 @@ class BotProcess:
         self._stderr_tail = bytearray()
         self._stderr_lock = threading.Lock()
         self._stderr_thread: threading.Thread | None = None
+        self._pidfd: int | None = None  # readable once the process has exited; None without pidfd support
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -124,6 +135,7 @@ class BotProcess:
     def spawn(self) -> None:
         """Start the process with non-blocking pipes and a stderr drain, without the handshake."""
         argv = self.spec.argv()
+        log = None if self.log_path is None else os.open(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             self._proc = subprocess.Popen(
                 argv,
@@ -136,14 +148,22 @@ class BotProcess:
                 close_fds=True,
             )
         except OSError as error:
+            if log is not None:
+                os.close(log)
             raise BotFault(self._fault("start", f"cannot run {shlex.join(argv)!r}: {error}")) from None
         os.set_blocking(self._proc.stdin.fileno(), False)
         os.set_blocking(self._proc.stdout.fileno(), False)
+        self._pidfd = open_pidfd(self._proc.pid)
         self._poll_in = select.poll()
         self._poll_in.register(self._proc.stdout.fileno(), select.POLLIN)
         self._poll_out = select.poll()
         self._poll_out.register(self._proc.stdin.fileno(), select.POLLOUT)
-        self._stderr_thread = threading.Thread(target=self._drain_stderr, daemon=True)
+        self._watched = [self._proc.stdout.fileno()]  # what `settle` waits on: output, or the exit
+        if self._pidfd is not None:
+            self._poll_in.register(self._pidfd, select.POLLIN)
+            self._poll_out.register(self._pidfd, select.POLLIN)
+            self._watched.append(self._pidfd)
+        self._stderr_thread = threading.Thread(target=self._drain_stderr, args=(log,), daemon=True)
         self._stderr_thread.start()
 
     def stop(self) -> bool:
@@ -171,6 +191,9 @@ class BotProcess:
         except (ProcessLookupError, PermissionError):
             pass  # the group is already gone
         proc.wait()
+        if self._pidfd is not None:
+            os.close(self._pidfd)
+            self._pidfd = None
         for stream in (proc.stdin, proc.stdout):
             try:
                 stream.close()
@@ -210,36 +233,99 @@ class BotProcess:
                 raise BotFault(self._fault(
                     "timeout", f"the bot did not read its input: {len(data)} bytes of a frame could not be sent",
                 ))
-            self._poll_out.poll(math.ceil(remaining * 1000))
+            if self._exited(self._poll_out.poll(self._poll_ms(remaining))):
+                raise BotFault(self._fault(
+                    "crash", f"the bot exited ({self.exit_status()}) while another process still held its input",
+                ))
 
     def receive(self, deadline: float) -> tuple[dict[str, Any], bytes]:
         """Read one frame before `deadline`; return the decoded message and its raw body."""
-        fd = self._proc.stdout.fileno()
+        exited = False
         while True:
             try:
                 body = self._reader.next_body()
+                if body is not None:
+                    return decode_body(body), body
             except FrameError as error:
                 raise BotFault(self._fault(error.kind, str(error), error.data)) from None
-            if body is not None:
-                try:
-                    return decode_body(body), body
-                except FrameError as error:
-                    raise BotFault(self._fault(error.kind, str(error), error.data)) from None
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 pending = self._reader.pending()
                 got = f"; {len(pending)} bytes of an incomplete frame arrived" if pending else ""
                 raise BotFault(self._fault("timeout", f"no reply within the time allowed{got}", pending))
-            if not self._poll_in.poll(math.ceil(remaining * 1000)):
+            if exited:
+                # What it wrote before exiting still counts; once the pipe is empty, the exit is a crash.
+                if not self._read_chunk():
+                    raise BotFault(self._fault(
+                        "crash", f"the bot exited ({self.exit_status()}) while another process still held its output",
+                        self._reader.pending()))
                 continue
+            ready = self._poll_in.poll(self._poll_ms(remaining))
+            if self._exited(ready):
+                exited = True
+            elif ready:
+                self._read_chunk()
+
+    def settle(self, grace: float) -> bytes:
+        """Deliver the queued notifications now, give the bot up to `grace` seconds to read them, and
+        return `unsolicited()`. A bot handles its input in order, so once it has read on, whatever it
+        sent in reply to what came before (a second answer, say) is in the pipe."""
+        stdin = self._proc.stdin.fileno()
+        try:
+            del self._outbox[:os.write(stdin, self._outbox)]
+        except OSError:
+            return self.unsolicited()  # its input is full or closed: the next request finds out why
+        now = time.monotonic()
+        spin_until, deadline, wait = now + SETTLE_SPIN_SECONDS, now + grace, SETTLE_SPIN_SECONDS
+        while not self._outbox and unread_bytes(stdin) and not self._poll_in.poll(0):
+            now = time.monotonic()
+            if now >= deadline:
+                break
+            if now < spin_until:
+                os.sched_yield()  # on a shared core, this is what lets the bot run on to its next read
+            else:
+                select.select(self._watched, (), (), min(wait, deadline - now))
+                wait *= 2
+        return self.unsolicited()
+
+    def unsolicited(self) -> bytes:
+        """What the bot has sent beyond the frames read so far, without waiting (at most a maximum
+        frame's worth): bytes no request asked for. An end of file is left to the next request."""
+        data = bytearray(self._reader.pending())
+        fd = self._proc.stdout.fileno()
+        while len(data) <= self.limits.max_frame:
             try:
                 chunk = os.read(fd, 1 << 16)
-            except BlockingIOError:
-                continue
+            except OSError:  # BlockingIOError above all: the pipe is empty
+                break
             if not chunk:
-                pending = self._reader.pending()
-                raise BotFault(self._fault("crash", f"the bot closed its output ({self.exit_status()})", pending))
-            self._reader.feed(chunk)
+                break
+            data += chunk
+        return bytes(data)
+
+    def _read_chunk(self) -> bool:
+        """Feed the reader what the pipe holds; False when it holds nothing now (crash at end of file)."""
+        try:
+            chunk = os.read(self._proc.stdout.fileno(), 1 << 16)
+        except BlockingIOError:
+            return False
+        if not chunk:
+            pending = self._reader.pending()
+            raise BotFault(self._fault("crash", f"the bot closed its output ({self.exit_status()})", pending))
+        self._reader.feed(chunk)
+        return True
+
+    def _poll_ms(self, remaining: float) -> int:
+        """Milliseconds the next poll may wait: the time left, in slices where no pidfd reports an exit."""
+        if self._pidfd is None:
+            remaining = min(remaining, EXIT_CHECK_SECONDS)
+        return math.ceil(remaining * 1000)
+
+    def _exited(self, ready: list[tuple[int, int]]) -> bool:
+        """Whether the process has exited, given what a poll returned (its pidfd, or a waitpid check)."""
+        if self._pidfd is None:
+            return not ready and self._proc.poll() is not None
+        return any(fd == self._pidfd for fd, _ in ready)
 
     # -- evidence --------------------------------------------------------------------------
 
@@ -260,23 +346,58 @@ class BotProcess:
             return "still running"
         return f"killed by signal {-code}" if code < 0 else f"exit status {code}"
 
-    def _drain_stderr(self) -> None:
-        """Copy the bot's stderr to its log (up to the cap) and keep the latest tail in memory."""
-        written = 0
-        log = open(self.log_path, "ab") if self.log_path is not None else None
+    def _drain_stderr(self, log: int | None) -> None:
+        """Keep the latest stderr tail in memory and append stderr to the bot's log (file
+        descriptor `log`) after a header line, while the log's size on disk is under the cap."""
+        capped = log is None or not append_capped(log, self._log_header(), self.limits.stderr_cap)
         try:
             while chunk := self._proc.stderr.read(1 << 16):
                 with self._stderr_lock:
                     self._stderr_tail += chunk
                     del self._stderr_tail[:-STDERR_TAIL]
-                if log is not None and written < self.limits.stderr_cap:
-                    log.write(chunk[: self.limits.stderr_cap - written])
-                    written += len(chunk)
-                    if written >= self.limits.stderr_cap:
-                        log.write(b"\n[cardarena: stderr log capped here]\n")
-                        log.flush()
+                if not capped:
+                    capped = not append_capped(log, chunk, self.limits.stderr_cap)
         except (OSError, ValueError):
             pass  # the pipe was closed by kill(): nothing more to drain
         finally:
             if log is not None:
-                log.close()
+                os.close(log)
+
+    def _log_header(self) -> bytes:
+        """The line that opens each start's part of the log: who, where, which process, when."""
+        when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        note = f", {self.log_note}" if self.log_note else ""
+        return f"[cardarena: {self.spec.name} started{note}, pid {self._proc.pid}, {when}]\n".encode()
+
+
+def append_capped(log: int, data: bytes, cap: int) -> bool:
+    """Append `data` to the log while its size on disk stays within `cap` (the note marks where it
+    stops); False once it is full. The size on disk is the count, so the cap holds across restarts
+    and processes sharing the file; concurrent writers overshoot it by at most one chunk each."""
+    room = cap - os.fstat(log).st_size
+    if room <= 0:
+        return False
+    if len(data) < room:
+        os.write(log, data)
+        return True
+    os.write(log, data[:room] + LOG_CAPPED_NOTE)
+    return False
+
+
+def unread_bytes(fd: int) -> int:
+    """How many bytes written to a pipe its reader has not read yet (0 where the system cannot tell)."""
+    try:
+        return int.from_bytes(fcntl.ioctl(fd, termios.FIONREAD, bytes(4)), sys.byteorder)
+    except OSError:
+        return 0
+
+
+def open_pidfd(pid: int) -> int | None:
+    """A file descriptor that polls readable once process `pid` exits; None where the system has none."""
+    pidfd_open = getattr(os, "pidfd_open", None)
+    if pidfd_open is None:
+        return None
+    try:
+        return pidfd_open(pid)
+    except OSError:
+        return None  # a kernel older than 5.3, or a sandbox that forbids the call

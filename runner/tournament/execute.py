@@ -64,15 +64,15 @@ def play_match(match: PlannedMatch, bots: Mapping[str, BotSpec], limits: Limits,
     No bot process plays a deal twice: the games go rotation by rotation (every deal of rotation
     0, then of rotation 1 ...) and the table's bots are shut down, to start afresh, before a deal
     comes round again, so what a `game_end` revealed cannot help with the same cards from another
-    seat. That costs one start per rotation, not per game. Bot stderr goes under `log_root`, in a
-    folder per match portion (`<game>/<lineup>/d<first deal>`).
+    seat. That costs one start per rotation, not per game. Bot stderr goes to one log per bot under
+    `log_root`, shared by every match of the run, so its cap holds for the whole tournament; each
+    start's header names the match portion.
     """
     game = get_game(match.game)
-    log_dir = None
     if log_root is not None:
-        log_dir = log_root / match.match_id / f"d{match.games[0].deal}"
-        log_dir.mkdir(parents=True, exist_ok=True)
-    with Match([bots[name] for name in match.lineup], limits, log_dir=log_dir) as table:
+        log_root.mkdir(parents=True, exist_ok=True)
+    with Match([bots[name] for name in match.lineup], limits, log_dir=log_root,
+               log_label=f"match {match.match_id} from deal {match.games[0].deal}") as table:
         seen: set[int] = set()  # deals the running processes have played
         for planned in sorted(match.games, key=lambda planned: (planned.rotation, planned.deal)):
             if planned.deal in seen:

@@ -1,0 +1,17 @@
+"""Starts a `sleep` child that inherits its stdout, then exits with status 4: the referee must see
+the exit at once (a crash), though the child still holds the pipe, and leave nothing behind."""
+import os
+import subprocess
+import sys
+
+import zoo
+
+
+def exit_leaving_a_child(out, message):
+    child = subprocess.Popen(["sleep", "3600"])  # inherits stdin, stdout and stderr
+    sys.stderr.write(f"bot {os.getpid()} grandchild {child.pid}\n")
+    sys.stderr.flush()
+    sys.exit(4)
+
+
+zoo.play(exit_leaving_a_child)
