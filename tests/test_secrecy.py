@@ -44,7 +44,7 @@ def bot_folder(parent: Path, script: str, *args: str) -> Path:
 
 def reports(logs: Path, bot: str) -> list[dict[str, str]]:
     """The cheater's report lines from its stderr logs, as key → value per line."""
-    lines = [line for log in logs.rglob(f"{bot}.*.stderr.log")
+    lines = [line for log in logs.glob(f"{bot}.stderr.log")
              for line in log.read_text().splitlines() if line.startswith(f"{bot} ")]
     return [dict(re.findall(r"(\S+)=(\S+)", line)) for line in lines]
 

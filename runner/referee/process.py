@@ -348,19 +348,28 @@ class BotProcess:
 
     def _drain_stderr(self, log: int | None) -> None:
         """Keep the latest stderr tail in memory and append stderr to the bot's log (file
-        descriptor `log`) after a header line, while the log's size on disk is under the cap."""
+        descriptor `log`) after a header line, while the log's size on disk is under the cap.
+        Whole lines are appended where possible: other processes may write to the same log."""
         capped = log is None or not append_capped(log, self._log_header(), self.limits.stderr_cap)
+        partial = b""  # the start of a line not yet ended
         try:
             while chunk := self._proc.stderr.read(1 << 16):
                 with self._stderr_lock:
                     self._stderr_tail += chunk
                     del self._stderr_tail[:-STDERR_TAIL]
-                if not capped:
-                    capped = not append_capped(log, chunk, self.limits.stderr_cap)
+                if capped:
+                    continue
+                data = partial + chunk
+                end = data.rfind(b"\n") + 1 if len(data) < 1 << 16 else len(data)
+                partial = data[end:]
+                if end:
+                    capped = not append_capped(log, data[:end], self.limits.stderr_cap)
         except (OSError, ValueError):
             pass  # the pipe was closed by kill(): nothing more to drain
         finally:
             if log is not None:
+                if partial and not capped:
+                    append_capped(log, partial + b"\n", self.limits.stderr_cap)
                 os.close(log)
 
     def _log_header(self) -> bytes:
