@@ -14,10 +14,12 @@ from typing import Any
 
 import click
 
-from runner.console import ArgumentError, Seconds, check_writable_file, describe, make_folder, parse_option, result_table
+from runner.console import ArgumentError, Seconds, check_writable_file, make_folder, parse_option, result_table
 from runner.games import all_games, get_game
 from runner.games.base import OptionError
+from runner.human import HUMAN_DECISION_TIMEOUT, seat_humans
 from runner.manifest import load_entrant
+from runner.notation import deal_lines, move_lines, seat_name
 from runner.referee.match import Match, log_file_name
 from runner.referee.process import Limits
 
@@ -77,18 +79,22 @@ def games() -> None:
 @click.option("--record", "record_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the game record (seed, actions, result, faults) as JSON here.")
 @click.option("--quiet", is_flag=True, help="Print only the result, not every move.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the deal, every move and the result as JSON, one object per line.")
 @click.option("--log-dir", type=click.Path(file_okay=False, path_type=Path),
               help="Write each bot's stderr to BOT.stderr.log here (replaced by each play; capped at 1 MiB per bot).")
 @click.option("--pin/--no-pin", default=True, show_default=True,
               help="Keep the referee and its bots on one CPU core (pipe round trips are several "
                    "times faster there: tests/bench/bench_referee.py).")
 def play(game_name: str, bots: tuple[str, ...], seed: int, timeout: float, handshake_timeout: float,
-         options: tuple[str, ...], record_path: Path | None, quiet: bool, log_dir: Path | None,
+         options: tuple[str, ...], record_path: Path | None, quiet: bool, as_json: bool, log_dir: Path | None,
          pin: bool) -> None:
-    """Play one GAME between bot processes and print the moves and the result."""
+    """Play one GAME between bot processes and print the deal, the moves and the result.
+
+    `--bot NAME=human` seats you: you play that seat in this terminal (runner/human.py)."""
     try:
         game = get_game(game_name)
-        specs = [load_entrant(text).spec for text in bots]
+        specs = seat_humans([load_entrant(text).spec for text in bots])
         game.spec.check_players(len(specs))
         rule_options = game.spec.resolve_options(dict(parse_option(text) for text in options))
         game.new_state(len(specs), rule_options, seed)  # options that depend on the table size
@@ -100,15 +106,20 @@ def play(game_name: str, bots: tuple[str, ...], seed: int, timeout: float, hands
         make_folder(log_dir, "--log-dir")
 
     names = [spec.name for spec in specs]
+    public_only = any(spec.decision_timeout == HUMAN_DECISION_TIMEOUT for spec in specs)  # a person watches
+    if not quiet:
+        dealt = game.new_state(len(specs), rule_options, seed)
+        views = [dealt.view(seat) for seat in range(len(specs))]
+        click.echo(json.dumps({"type": "deal", "game": game.spec.name, "seed": seed, "seats": names, "views": views})
+                   if as_json else "\n".join([f"{game.spec.title}, seed {seed}: "
+                                              + ", ".join(seat_name(s, names) for s in range(len(names))),
+                                              *deal_lines(views, names, show_hands=not public_only)]))
 
     def observe(kind: str, data: dict[str, Any]) -> None:
         if quiet or kind != "decision":
             return
-        marker = " (fallback)" if data["fallback"] else ""
-        click.echo(f"{data['decision']:>4}  seat {data['seat']} {names[data['seat']]}{marker}: "
-                   f"{describe(data['action'])}")
-        for event in data["events"]:
-            click.echo(f"        {describe(event)}")
+        click.echo(json.dumps({"type": "decision", **data}) if as_json
+                   else "\n".join(move_lines(data, names, public_only)))
 
     if pin:
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # the bots inherit it
@@ -118,8 +129,11 @@ def play(game_name: str, bots: tuple[str, ...], seed: int, timeout: float, hands
             (log_dir / log_file_name(spec.name)).unlink(missing_ok=True)
     with Match(specs, limits, log_dir=log_dir, observer=observe) as match:
         record = match.play(game, seed, rule_options)
-    click.echo(f"\n{game.spec.title}, seed {seed}: {len(record.actions)} decisions in {record.duration:.2f} s")
-    click.echo(result_table(record))
+    if as_json:
+        click.echo(json.dumps({"type": "result", **record.to_dict()}))
+    else:
+        click.echo(f"\n{game.spec.title}, seed {seed}: {len(record.actions)} decisions in {record.duration:.2f} s")
+        click.echo(result_table(record))
     for fault in record.faults + match.shutdown_faults:
         click.echo(f"FAULT {fault.summary()}", err=True)
     if record_path is not None:

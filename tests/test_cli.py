@@ -50,8 +50,9 @@ def test_play_a_whole_game_between_sample_bots(tmp_path, game, players, options)
     assert record["seats"] == [f"{'rh'[seat % 2]}{seat}" for seat in range(players)]
     assert len(record["actions"]) >= 1 and len(record["ranks"]) == players
     assert f"{len(record['actions'])} decisions" in done.stdout
-    # The printed log names every decision, numbered.
-    assert f"{len(record['actions']):>4}  seat" in done.stdout
+    # The printed log names every decision, numbered, with its bot and seat.
+    last_seat = record["actions"][-1][0]
+    assert f"{len(record['actions']):>4}  {record['seats'][last_seat]} (seat {last_seat}): " in done.stdout
     # Same seed, same bots: the same game.
     again = cardarena("play", game, *mixed_bots(players), "--seed", "7", "--timeout", "5",
                       "--record", str(tmp_path / "again.json"), *options)

@@ -252,7 +252,7 @@ class Match:
         """Send one decision request and return the bot's legal action (BotFault otherwise)."""
         process = self._process(index)
         sent = time.monotonic()
-        deadline = sent + self.limits.decision_timeout
+        deadline = sent + (process.spec.decision_timeout or self.limits.decision_timeout)
         process.send({"type": "decision", "game_id": game_id, "decision": decision, "seat": seat,
                       "view": view, "events": events, "legal": legal, "time_ms": time_ms}, deadline)
         message, raw = process.receive(deadline)

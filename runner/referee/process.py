@@ -45,6 +45,7 @@ class BotSpec:
     name: str
     command: tuple[str, ...]
     cwd: str | None = None
+    decision_timeout: float | None = None  # this bot's own limit per decision (a human seat's); None: the Limits'
 
     @classmethod
     def parse(cls, text: str, cwd: str | None = None) -> "BotSpec":
