@@ -6,6 +6,8 @@ required and no other key is allowed, so a typo in a bot's message is caught, no
 
 from __future__ import annotations
 
+import itertools
+import reprlib
 from typing import Any
 
 from protocol import PROTOCOL_VERSION
@@ -42,6 +44,29 @@ class ProtocolViolation(Exception):
     """A decoded message that breaks the schema; the message says exactly how."""
 
 
+class _BriefRepr(reprlib.Repr):
+    """reprlib's bounded repr, but with map keys in their own order (reprlib sorts them)."""
+
+    def repr_dict(self, x: dict, level: int) -> str:
+        if not x:
+            return "{}"
+        if level <= 0:
+            return "{...}"
+        pieces = [f"{self.repr1(key, level - 1)}: {self.repr1(value, level - 1)}"
+                  for key, value in itertools.islice(x.items(), self.maxdict)]
+        return "{" + ", ".join(pieces + ["..."] * (len(x) > self.maxdict)) + "}"
+
+
+_BRIEF = _BriefRepr()
+_BRIEF.maxlevel, _BRIEF.maxdict, _BRIEF.maxlist = 6, 16, 16
+_BRIEF.maxstring, _BRIEF.maxother, _BRIEF.maxlong = 80, 80, 40
+
+
+def brief(value: Any) -> str:
+    """repr(value) cut to a readable size (a bot may send a 60,000-key map), for error messages."""
+    return _BRIEF.repr(value)
+
+
 def check_message(message: dict[str, Any], expected_type: str, schemas=BOT_MESSAGES) -> dict[str, Any]:
     """Return `message` if it is a valid message of `expected_type`, else raise ProtocolViolation."""
     schema = schemas.get(expected_type)
@@ -51,18 +76,19 @@ def check_message(message: dict[str, Any], expected_type: str, schemas=BOT_MESSA
         return message  # the common case, checked in one pass; the slow path explains failures
     kind = message.get("type")
     if kind != expected_type:
-        raise ProtocolViolation(f'expected a "{expected_type}" message, got type {kind!r}')
+        raise ProtocolViolation(f'expected a "{expected_type}" message, got type {brief(kind)}')
     missing = [key for key in schema if key not in message]
     if missing:
         raise ProtocolViolation(f'"{expected_type}" message lacks {", ".join(map(repr, missing))}')
     extra = [key for key in message if key not in schema]
     if extra:
-        raise ProtocolViolation(f'"{expected_type}" message has unknown key(s) {", ".join(map(repr, extra))}')
+        shown = ", ".join(map(brief, extra[:8])) + (f" and {len(extra) - 8:,} more" if len(extra) > 8 else "")
+        raise ProtocolViolation(f'"{expected_type}" message has unknown key(s) {shown}')
     for key, types in schema.items():
         value = message[key]
         if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
             names = " or ".join("nil" if t is type(None) else t.__name__ for t in types)
-            raise ProtocolViolation(f'"{expected_type}".{key} must be {names}, got {value!r}')
+            raise ProtocolViolation(f'"{expected_type}".{key} must be {names}, got {brief(value)}')
     return message
 
 

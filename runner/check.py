@@ -28,7 +28,7 @@ from runner.console import ArgumentError, Seconds, check_writable_file
 from runner.games import get_game
 from runner.games.base import Game, OptionError
 from runner.manifest import Entrant, ManifestError, load_entrant
-from runner.referee.faults import MAX_EVIDENCE, BotFault, Fault
+from runner.referee.faults import BotFault, Fault, cut, plain, printable
 from runner.referee.match import Match
 from runner.referee.process import BotProcess, BotSpec, Limits
 
@@ -66,12 +66,12 @@ class Finding:
 
     def sent(self) -> str:
         """What the bot sent: the decoded message where it decoded, else the raw bytes as hex."""
-        if self.fault.message is not None:
-            return repr(self.fault.message)
-        if self.fault.data:
-            shown = self.fault.data[:MAX_EVIDENCE].hex(" ")
-            more = f" ... ({len(self.fault.data)} bytes in all)" if len(self.fault.data) > MAX_EVIDENCE else ""
-            return f"hex {shown}{more}"
+        fault = self.fault
+        if fault.message is not None:
+            return repr(fault.message)
+        if fault.data:
+            more = f" ... ({fault.data_length:,} bytes in all)" if fault.data_length > len(fault.data) else ""
+            return f"hex {fault.data.hex(' ')}{more}"
         return "nothing"
 
     def to_dict(self) -> dict[str, Any]:
@@ -83,8 +83,8 @@ class Finding:
             "players": None if self.seating is None else self.seating.players,
             "options": None if self.seating is None else self.seating.options,
             "decision": fault.decision, "detail": fault.detail, "rule": fault.rule,
-            "message": plain(fault.message), "data_hex": fault.data[:MAX_EVIDENCE].hex(),
-            "data_length": len(fault.data), "stderr_tail": fault.stderr_tail, "reproduce": self.reproduce,
+            "message": fault.message, "data_hex": fault.data.hex(),
+            "data_length": fault.data_length, "stderr_tail": fault.stderr_tail, "reproduce": self.reproduce,
         }
 
 
@@ -170,19 +170,6 @@ class CheckReport:
             } for game in self.games],
             "warnings": self.warnings(),
         }
-
-
-def plain(value: Any) -> Any:
-    """A decoded msgpack value as JSON-safe data: bytes become hex, map keys strings."""
-    if isinstance(value, dict):
-        return {str(plain(key)): plain(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(item) for item in value]
-    if isinstance(value, (bytes, bytearray)):
-        return value.hex()
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    return repr(value)
 
 
 def milliseconds(seconds: float) -> str:
@@ -338,7 +325,7 @@ def describe_finding(finding: Finding) -> list[str]:
         lines += [f"        {line}" for line in tail]
     if finding.reproduce:
         lines.append(f"    reproduce: {finding.reproduce}")
-    return lines
+    return [printable(line) for line in lines]
 
 
 def describe_game(game: GameCheck, limit: float) -> list[str]:
@@ -358,11 +345,11 @@ def describe_game(game: GameCheck, limit: float) -> list[str]:
 
 def describe_lifecycle(report: CheckReport) -> list[str]:
     """The handshake and shutdown lines."""
-    lines = [f"check {report.bot}: {shlex.join(report.command)}" + (f" (in {report.cwd})" if report.cwd else "")
-             + f" against the random bot; decision limit {milliseconds(report.limits.decision_timeout)}"]
+    lines = [printable(f"check {report.bot}: {shlex.join(report.command)}" + (f" (in {report.cwd})" if report.cwd else "")
+                       + f" against the random bot; decision limit {milliseconds(report.limits.decision_timeout)}")]
     if report.hello is not None:
-        lines.append(f"handshake: ok in {report.handshake_seconds:.2f} s "
-                     f"(hello from {report.hello['name']!r} version {report.hello['version']!r})")
+        name, version = (cut(report.hello[key], 200) for key in ("name", "version"))
+        lines.append(printable(f"handshake: ok in {report.handshake_seconds:.2f} s (hello from {name!r} version {version!r})"))
     for finding in report.lifecycle:
         lines += describe_finding(finding)
     if report.hello is not None and not report.lifecycle:
@@ -379,15 +366,16 @@ def describe_verdict(report: CheckReport) -> list[str]:
         failed = [game.game for game in report.games if game.failures or game.skipped]
         lines.append(f"FAIL: {report.bot}: {len(report.failures)} fault(s)"
                      + (f" in {', '.join(failed)}" if failed else ""))
-    return lines
+    return [printable(line) for line in lines]
 
 
 def junit_xml(report: CheckReport) -> bytes:
     """A JUnit XML report: one testcase per game; lifecycle faults fail every case, being part of each."""
-    suite = ET.Element("testsuite", name=f"cardarena check {report.bot}", tests=str(len(report.games)))
+    bot = printable(report.bot)  # every other text below is escaped where it is rendered
+    suite = ET.Element("testsuite", name=f"cardarena check {bot}", tests=str(len(report.games)))
     failed = 0
     for game in report.games:
-        case = ET.SubElement(suite, "testcase", classname=f"cardarena.check.{report.bot}", name=game.game,
+        case = ET.SubElement(suite, "testcase", classname=f"cardarena.check.{bot}", name=game.game,
                              time=f"{game.duration:.3f}")
         problems = report.lifecycle + game.failures
         if problems:

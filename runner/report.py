@@ -17,6 +17,7 @@ from typing import Any, Iterable, Sequence
 from tabulate import tabulate
 
 from runner.ratings import Ratings, comparisons_from_ranks, rate
+from runner.referee.faults import printable
 from runner.tournament.store import StoredGame
 
 FORMATS = ("table", "markdown", "csv", "json")
@@ -168,5 +169,6 @@ def render(boards: Sequence[Board], fmt: str = "table", superiority: bool = Fals
             parts.append("likelihood of superiority, % (row over column):")
             parts.append(tabulate(superiority_table(b.ratings, names), headers=["", *names], tablefmt=style))
         parts.append("")
-    return "\n".join(parts)
+    # Bot names come from manifests and command lines: no control character reaches a terminal.
+    return "\n".join(printable(line) for line in "\n".join(parts).split("\n"))
 

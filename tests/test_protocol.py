@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import struct
 from pathlib import Path
 
@@ -53,6 +54,70 @@ def test_oversize_header_is_rejected_before_the_body_arrives():
 def test_malformed_bodies(body, why):
     with pytest.raises(FrameError, match=why):
         decode_body(body)
+
+
+def nested(levels: int) -> list:
+    value: list = []
+    for _ in range(levels - 1):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("message, why", [
+    ({"type": "a", "x": nested(32)}, None),
+    ({"type": "a", "x": nested(33)}, "maps and arrays nested more than 32 deep"),
+    ({"type": "a", "x": list(range(70_000))}, "more than 65,536 values in one message"),
+    ({"type": "a", "x": [{"k": [1, 2]}] * 20_000}, "more than 65,536 values in one message"),
+    ({"type": "a", "x": "s" * 65_536}, None),
+    ({"type": "a", "x": "s" * 65_537}, "a str of 65,537 bytes, over the 65,536-byte limit"),
+    ({"type": "a", "x": b""}, "a value is msgpack bin (bytes)"),
+    ({"type": "a", b"x": 1}, "a map key is msgpack bin (bytes)"),
+    ({"type": "a", "x": msgpack.Timestamp(1)}, "msgpack extension type -1 (a Timestamp); the protocol has no"),
+    ({"type": "a", "x": msgpack.ExtType(114, b"r")}, "extension type 114; the protocol has no msgpack extension"),
+    ({"type": "a", "x": [2 ** 64 - 1, -2 ** 63, 1.5, float("nan"), float("-inf")]}, None),
+])
+def test_decoding_has_a_budget(message, why):
+    """PROTOCOL.md § 2: depth, values, string length, no bin and no extension types."""
+    body = msgpack.packb(message, use_bin_type=True, datetime=False)
+    if why is None:
+        assert repr(decode_body(body)) == repr(message)
+    else:
+        with pytest.raises(FrameError, match=re.escape(why)) as raised:
+            decode_body(body)
+        assert raised.value.kind == "malformed" and raised.value.data == body
+
+
+def test_a_deeply_nested_body_is_refused_without_recursion():
+    body = b"\x82\xa4type\xa1a\xa1x" + b"\x91" * 100_000 + b"\xc0"
+    with pytest.raises(FrameError, match="nested more than 32 deep"):
+        decode_body(body)
+
+
+def repeated_key_body(*pairs: bytes) -> bytes:
+    """A map body built from packed key/value pairs, which may repeat a key."""
+    return bytes([0x80 | len(pairs)]) + b"".join(pairs)
+
+
+@pytest.mark.parametrize("pairs", [
+    (msgpack.packb("type") + msgpack.packb("a"), msgpack.packb("n") + msgpack.packb(1),
+     msgpack.packb("n") + msgpack.packb(2)),
+    # a float32 grows when encoded again, which must not hide the repeated key
+    (msgpack.packb("type") + msgpack.packb("a"), msgpack.packb("f") + b"\xca\x3f\xc0\x00\x00",
+     msgpack.packb("n") + msgpack.packb(1), msgpack.packb("n") + msgpack.packb(1)),
+    # in a nested map, past the fast path's container count
+    (msgpack.packb("type") + msgpack.packb("a"),
+     msgpack.packb("x") + msgpack.packb([[1]] * 40)[:-2] + repeated_key_body(b"\xa1k\x01", b"\xa1k\x02")),
+])
+def test_a_repeated_key_is_a_protocol_fault(pairs):
+    """PROTOCOL.md § 2: a repeated key is refused, not read as "the last one wins"."""
+    with pytest.raises(FrameError, match="map repeats the key") as raised:
+        decode_body(repeated_key_body(*pairs))
+    assert raised.value.kind == "protocol"
+
+
+def test_longer_encodings_than_needed_are_fine():
+    body = b"\x83\xd9\x04type\xa6action\xa8decision\xce\x00\x00\x00\x04\xa6action\xde\x00\x01\xa4type\xa4pass"
+    assert decode_body(body) == {"type": "action", "decision": 4, "action": {"type": "pass"}}
 
 
 def test_schemas_reject_missing_unknown_and_mistyped_keys():

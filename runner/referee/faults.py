@@ -1,28 +1,137 @@
-"""Typed bot faults: everything a bot can do wrong, with the evidence to diagnose it."""
+"""Typed bot faults: everything a bot can do wrong, with the evidence to diagnose it.
+
+Evidence comes from a hostile bot, so a Fault keeps it as plain, JSON-safe data of bounded size,
+made once when the fault is created (`plain`, `cut`), and every place that shows bot text to a
+person escapes its control characters (`printable`).
+"""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+import math
+import re
+import reprlib
+from dataclasses import dataclass, replace
 from typing import Any
 
 #: fault kinds, each with the part of PROTOCOL.md it breaks
 FAULT_KINDS = {
     "timeout": "PROTOCOL.md § Deadlines: no complete reply within the time allowed",
     "crash": "PROTOCOL.md § Lifecycle: the bot process exited or closed its pipes",
-    "malformed": "PROTOCOL.md § Framing: the frame body is not one msgpack map with a str type",
+    "malformed": "PROTOCOL.md § Framing: the frame body is not one msgpack map with a str type, "
+                 "within the decoding limits",
     "oversize": "PROTOCOL.md § Framing: the frame header announces more than the maximum frame size",
-    "protocol": "PROTOCOL.md § Messages: the message breaks its schema or comes out of turn",
+    "protocol": "PROTOCOL.md § Messages: the message breaks its schema, repeats a key, or comes out of turn",
     "illegal": "PROTOCOL.md § Actions: the action is not one of the legal actions offered",
     "handshake": "PROTOCOL.md § Handshake: no valid hello (or a protocol version mismatch)",
     "start": "the bot's command could not be started",
 }
 
 MAX_EVIDENCE = 256  # bytes of offending data kept in a fault record
+MAX_DETAIL = 2048  # characters of a fault's detail
+MAX_MESSAGE = 4096  # characters (about) of a decoded message kept as evidence
+MAX_STDERR = 4096  # characters of a stderr tail
+MAX_NESTING = 40  # levels of a value kept as evidence (beyond the decoder's 32: nothing decoded is cut)
+_MAX_INT_BITS = 64  # msgpack's widest int; a wider Python int is kept as a description
+
+
+def cut(text: str, limit: int, keep: str = "start") -> str:
+    """`text` if it has at most `limit` characters, else its start (or end) with the full length
+    noted, the whole within `limit` characters (so cutting twice changes nothing)."""
+    if len(text) <= limit:
+        return text
+    note = f" … [cut: {len(text):,} characters in all]"
+    room = max(limit - len(note), 0)
+    return text[:room] + note if keep == "start" else note.lstrip() + " " + text[len(text) - room:]
+
+
+def plain(value: Any, limit: int = MAX_MESSAGE) -> Any:
+    """`value` (a decoded message, say) as JSON-safe data of about `limit` characters at most.
+
+    Maps keep str keys (others are written out), bytes become hex, non-finite floats and ints
+    wider than 64 bits become text, other objects their bounded repr. Past the limit, long strings
+    are cut and containers end with a marker counting what was left out; past MAX_NESTING levels a
+    container becomes a marker. The walk recurses at most MAX_NESTING deep.
+    """
+    remaining = limit
+
+    def walk(item: Any, depth: int) -> Any:
+        nonlocal remaining
+        if item is None or isinstance(item, bool):
+            remaining -= 5
+            return item
+        if isinstance(item, int):
+            remaining -= 8
+            return item if item.bit_length() <= _MAX_INT_BITS else f"<int of {item.bit_length()} bits>"
+        if isinstance(item, float):
+            remaining -= 8
+            return item if math.isfinite(item) else repr(item)
+        if isinstance(item, str):
+            shown = cut(item, max(remaining, 64))
+            remaining -= len(shown) + 2
+            return shown
+        if isinstance(item, (bytes, bytearray, memoryview)):
+            shown = cut(bytes(item).hex(), max(remaining, 64))
+            remaining -= len(shown) + 2
+            return shown
+        if isinstance(item, (dict, list, tuple)):
+            if depth >= MAX_NESTING:
+                remaining -= 40
+                return f"<{type(item).__name__} nested over {MAX_NESTING} deep>"
+            remaining -= 2
+            if isinstance(item, dict):
+                kept: dict[str, Any] = {}
+                for index, (key, entry) in enumerate(item.items()):
+                    if remaining <= 0:
+                        kept["…"] = f"[cut: {len(item) - index:,} more of {len(item):,} keys]"
+                        break
+                    name = cut(key if isinstance(key, str) else repr(walk(key, depth + 1)), max(remaining, 64))
+                    remaining -= len(name) + 4
+                    kept[name] = walk(entry, depth + 1)
+                return kept
+            shown_items: list[Any] = []
+            for index, entry in enumerate(item):
+                if remaining <= 0:
+                    shown_items.append(f"… [cut: {len(item) - index:,} more of {len(item):,} items]")
+                    break
+                shown_items.append(walk(entry, depth + 1))
+                remaining -= 1
+            return shown_items
+        shown = cut(_BOUNDED_REPR.repr(item), max(remaining, 64))
+        remaining -= len(shown) + 2
+        return shown
+
+    return walk(value, 0)
+
+
+_BOUNDED_REPR = reprlib.Repr()
+_BOUNDED_REPR.maxstring = _BOUNDED_REPR.maxother = 200
+
+# C0 controls but tab, DEL, C1 controls (0x9b starts a terminal escape too), lone surrogates,
+# the line separators and bidirectional overrides that rearrange what a terminal shows, and the
+# two non-characters XML forbids.
+_UNPRINTABLE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029\u202a-\u202e\u2066-\u2069"
+                          "\ufffe\uffff]")
+
+
+def printable(text: str) -> str:
+    """`text` safe to show a person on a terminal or in XML or Markdown: control characters,
+    escape sequences and lone surrogates are written out visibly (`\\x1b`, `\\n`, `\\ud800`)."""
+    return _UNPRINTABLE.sub(_escape, text)
+
+
+def _escape(match: re.Match) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
 @dataclass(frozen=True)
 class Fault:
-    """One bot fault: who, where, what kind, why, and the offending bytes and stderr tail."""
+    """One bot fault: who, where, what kind, why, and the offending bytes and stderr tail.
+
+    Created with the raw evidence (`data_length` left None), it keeps only a bounded, plain copy:
+    the first MAX_EVIDENCE bytes of `data` (`data_length` holds the full size), the message as
+    `plain` data and the detail and stderr tail cut; so it is cheap to hold, pickle and store.
+    """
 
     kind: str
     bot: str
@@ -34,10 +143,17 @@ class Fault:
     data: bytes = b""
     stderr_tail: str = ""
     message: Any = None  # the decoded offending message, when it decoded
+    data_length: int | None = None  # bytes of offending data in all; None: the evidence is still raw
 
     def __post_init__(self) -> None:
         if self.kind not in FAULT_KINDS:
             raise ValueError(f"unknown fault kind {self.kind!r}")
+        if self.data_length is None:
+            evidence = {"data": bytes(self.data[:MAX_EVIDENCE]), "data_length": len(self.data),
+                        "message": plain(self.message), "detail": cut(str(self.detail), MAX_DETAIL),
+                        "stderr_tail": cut(str(self.stderr_tail), MAX_STDERR, keep="end")}
+            for name, value in evidence.items():
+                object.__setattr__(self, name, value)
 
     @property
     def rule(self) -> str:
@@ -49,7 +165,7 @@ class Fault:
         return replace(self, **context)
 
     def summary(self) -> str:
-        """One line for humans: bot, kind, place, and what was wrong."""
+        """One line for humans (control characters escaped): bot, kind, place, and what was wrong."""
         where = []
         if self.game:
             where.append(self.game)
@@ -60,14 +176,13 @@ class Fault:
         if self.decision is not None:
             where.append(f"decision {self.decision}")
         place = f" ({', '.join(where)})" if where else ""
-        return f"{self.bot}: {self.kind}{place}: {self.detail}"
+        return printable(f"{self.bot}: {self.kind}{place}: {self.detail}")
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain data for records: bytes as hex, truncated."""
-        data = asdict(self)
-        data["data"] = self.data[:MAX_EVIDENCE].hex()
-        data["data_length"] = len(self.data)
-        return data
+        """Plain, JSON-safe data for records: the data as hex, the message as `plain` data."""
+        return {"kind": self.kind, "bot": self.bot, "detail": self.detail, "seat": self.seat, "game": self.game,
+                "game_id": self.game_id, "decision": self.decision, "data": self.data.hex(),
+                "stderr_tail": self.stderr_tail, "message": self.message, "data_length": self.data_length}
 
 
 class BotFault(Exception):

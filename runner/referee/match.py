@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 from protocol.actions import find_legal, is_range, random_action
 from protocol.framing import FrameError, FrameReader, decode_body
-from protocol.messages import ProtocolViolation, check_message
+from protocol.messages import ProtocolViolation, brief, check_message
 from runner.games.base import Game, Result
 from runner.referee.faults import BotFault, Fault
 from runner.referee.process import BotProcess, BotSpec, Limits
@@ -85,6 +85,31 @@ def first_message(data: bytes) -> Any:
         return None if body is None else decode_body(body)
     except FrameError:
         return None  # the raw bytes are the evidence then
+
+
+class BadAnswer(Exception):
+    """A bot's answer to a decision that is not a legal action; `kind` is the fault kind."""
+
+    def __init__(self, kind: str, detail: str):
+        super().__init__(detail)
+        self.kind = kind
+
+
+def checked_action(message: dict[str, Any], decision: int, legal: list[dict[str, Any]]) -> dict[str, Any]:
+    """The legal action a bot's answer to `decision` names, as the engine's own entry with the bot's
+    integer only where it offered a range: the game and the record never hold objects built by a
+    bot (its key order, its lists). BadAnswer("protocol" or "illegal") otherwise."""
+    try:
+        check_message(message, "action")
+    except ProtocolViolation as error:
+        raise BadAnswer("protocol", str(error)) from None
+    if message["decision"] != decision:
+        raise BadAnswer("protocol", f"answered decision {message['decision']}, but decision {decision} was asked")
+    action = message["action"]
+    entry = find_legal(legal, action)
+    if entry is None:
+        raise BadAnswer("illegal", f"action {brief(action)} is not among the {len(legal)} legal actions")
+    return {key: action[key] if is_range(value) else value for key, value in entry.items()}
 
 
 class Match:
@@ -258,23 +283,13 @@ class Match:
         message, raw = process.receive(deadline)
         record.decision_times.append((seat, time.monotonic() - sent))
         try:
-            check_message(message, "action")
-        except ProtocolViolation as error:
-            raise BotFault(Fault("protocol", process.spec.name, str(error), data=raw, message=message,
-                                 stderr_tail=process.stderr_tail())) from None
-        if message["decision"] != decision:
-            raise BotFault(Fault("protocol", process.spec.name,
-                                 f"answered decision {message['decision']}, but decision {decision} was asked",
-                                 data=raw, message=message, stderr_tail=process.stderr_tail()))
-        action = message["action"]
-        entry = find_legal(legal, action)
-        if entry is None:
-            raise BotFault(Fault("illegal", process.spec.name,
-                                 f"action {action!r} is not among the {len(legal)} legal actions",
-                                 data=raw, message=message, stderr_tail=process.stderr_tail()))
-        # The engine's own entry, with the bot's integer only where it offered a range: the game
-        # and the record never hold objects built by a bot (its key order, its lists).
-        return {key: action[key] if is_range(value) else value for key, value in entry.items()}
+            return checked_action(message, decision, legal)
+        except BadAnswer as error:
+            kind, detail = error.kind, str(error)
+        except Exception as error:  # bot data that no check foresaw: the bot's fault all the same
+            kind, detail = "protocol", f"the referee could not check this message ({type(error).__name__}: {error})"
+        raise BotFault(Fault(kind, process.spec.name, detail, data=raw, message=message,
+                             stderr_tail=process.stderr_tail()))
 
     @staticmethod
     def _unsolicited(process: BotProcess, data: bytes, record: GameRecord, seat: int) -> BotFault:

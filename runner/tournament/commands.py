@@ -21,7 +21,7 @@ from runner.console import ArgumentError, Seconds, check_writable_file, describe
 from runner.games import get_game
 from runner.games.base import GameError, OptionError, score_to_wire
 from runner.html.replay import write_replay_page
-from runner.referee.faults import BotFault
+from runner.referee.faults import BotFault, printable
 from runner.referee.process import BotProcess
 from runner.ratings import RatingError
 from runner.report import FORMATS, leaderboards, render
@@ -117,10 +117,10 @@ def _preflight(league: League) -> League:
             ready.append(entrant)
         except BotFault as error:
             tail = error.fault.stderr_tail.strip().splitlines()[-1:] or [""]
-            click.echo(f"warning: {entrant.name} left out of this run: it failed to start "
-                       f"({error.fault.kind}: {error.fault.detail}){' stderr: ' + tail[0] if tail[0] else ''}; "
-                       "if it needs building, build it (sample bots: bash sample_bots/build.sh), "
-                       "then add it with --resume", err=True)
+            click.echo(printable(f"warning: {entrant.name} left out of this run: it failed to start "
+                                 f"({error.fault.kind}: {error.fault.detail}){' stderr: ' + tail[0] if tail[0] else ''}; "
+                                 "if it needs building, build it (sample bots: bash sample_bots/build.sh), "
+                                 "then add it with --resume"), err=True)
         finally:
             process.stop()
     if len(ready) < 2:
@@ -260,7 +260,7 @@ def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
                         progress.update()
                     else:
                         for fault in item.shutdown_faults:
-                            progress.write(f"warning: {fault['bot']} did not shut down cleanly: {fault['detail']}")
+                            progress.write(printable(f"warning: {fault['bot']} did not shut down cleanly: {fault['detail']}"))
         except KeyboardInterrupt:
             progress.close()
             saved = len(store.finished_ids())

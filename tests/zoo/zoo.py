@@ -11,13 +11,21 @@ import sys
 from protocol import PROTOCOL_VERSION
 from protocol.actions import random_action
 from protocol.bot import read_message, write_message
+from protocol.framing import HEADER, encode
 
 
 def play(misbehave, hello_version=PROTOCOL_VERSION):
-    """Speak the protocol; at decision number `--after` + 1 call misbehave(out, message)."""
+    """Speak the protocol; at decision number `--after` + 1 call misbehave(out, message).
+
+    `misbehave` may be a dict of such functions by name: `--mode NAME` picks one (default: the first).
+    """
     parser = argparse.ArgumentParser()
     parser.add_argument("--after", type=int, default=1)
+    if isinstance(misbehave, dict):
+        parser.add_argument("--mode", choices=list(misbehave), default=next(iter(misbehave)))
     args = parser.parse_args()
+    if isinstance(misbehave, dict):
+        misbehave = misbehave[args.mode]
     inp, out = sys.stdin.buffer, sys.stdout.buffer
     rng = random.Random(0)
     decisions = 0
@@ -35,3 +43,16 @@ def play(misbehave, hello_version=PROTOCOL_VERSION):
             write_message(out, {"type": "action", "decision": message["decision"], "action": action})
         elif kind == "shutdown":
             return
+
+
+def deep_frame(head, levels=1000):
+    """A frame of the map `head` plus one key, "deep", holding a list nested `levels` deep (built
+    byte by byte: msgpack's own packer refuses to nest so deep)."""
+    body = encode(head)[4:]
+    body = bytes([body[0] + 1]) + body[1:] + b"\xa4deep" + b"\x91" * levels + b"\xc0"
+    return HEADER.pack(len(body)) + body
+
+
+def send_raw(out, frame):
+    out.write(frame)
+    out.flush()

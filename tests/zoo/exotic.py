@@ -1,0 +1,18 @@
+import msgpack
+
+import zoo
+from protocol.framing import HEADER
+
+
+def answer(out, message, action):
+    """The answer with the first legal entry's keys and values, plus `action`'s items."""
+    body = msgpack.packb({"type": "action", "decision": message["decision"],
+                          "action": {**message["legal"][0], **action}}, use_bin_type=True, datetime=False)
+    zoo.send_raw(out, HEADER.pack(len(body)) + body)
+
+
+zoo.play({
+    "timestamp": lambda out, message: answer(out, message, {"when": msgpack.Timestamp(1_700_000_000)}),
+    "bin": lambda out, message: answer(out, message, {"type": b"\x00\xffbin"}),
+    "bytes-key": lambda out, message: answer(out, message, {b"type": "x"}),
+})
