@@ -5,14 +5,19 @@
     games = ["casino", "knock-rummy"]                # optional: default every game
     cwd = "."                                         # optional, relative to the folder
 
-The command runs in the bot's folder (or `cwd`, relative to it). The manifest's hash is
-recorded with tournament results, so a changed bot is never mistaken for the old one.
+The command runs in the bot's folder (or `cwd`, relative to it). A bot's *identity* (`identify`)
+is recorded with tournament results, so a changed bot is never mistaken for the old one: a digest
+of its folder's files (`bot_files`: git's tracked and unignored files when the folder is in a git
+work tree, else every file less build output), or for a NAME=CMD bot of its command and script.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import shlex
+import stat
+import subprocess
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +28,12 @@ from runner.referee.process import BotSpec
 
 MANIFEST_NAME = "bot.toml"
 _KEYS = {"name", "command", "games", "cwd", "version", "description"}
+#: folders and file endings a walk of a bot folder outside git leaves out: build output and caches
+SKIPPED_FOLDERS = frozenset({"node_modules", "__pycache__", ".git", "build", ".venv", "venv", ".mypy_cache",
+                             ".pytest_cache"})
+SKIPPED_SUFFIXES = (".pyc", ".pyo")
+MAX_BOT_FILES = 10_000  # files in a bot's identity: more is build output that belongs in .gitignore
+CONTENT_BUDGET = 128 << 20  # bytes of content hashed per bot; files past it count by size and mtime
 
 
 class ManifestError(ValueError):
@@ -30,16 +41,98 @@ class ManifestError(ValueError):
 
 
 @dataclass(frozen=True)
+class Identity:
+    """What a bot is made of: a short digest of it all, and a digest per file (to name what changed)."""
+
+    digest: str  # 16 hex digits; results record it as the bot's `manifest_hash`
+    files: tuple[tuple[str, str], ...]  # (path relative to the bot folder, or "command"; its digest)
+
+    def changes(self, old: dict[str, str]) -> list[str]:
+        """The files that differ from an older identity's file digests: changed, added or removed."""
+        new = dict(self.files)
+        return sorted(path for path in set(new) | set(old) if new.get(path) != old.get(path))
+
+
+@dataclass(frozen=True)
 class Entrant:
-    """A bot ready to enter games: how to run it, which games it plays, and its manifest hash."""
+    """A bot ready to enter games: how to run it, which games it plays, and its identity."""
 
     spec: BotSpec
     games: tuple[str, ...]
-    manifest_hash: str
+    identity: Identity
 
     @property
     def name(self) -> str:
         return self.spec.name
+
+    @property
+    def manifest_hash(self) -> str:
+        """The identity's digest, under the name the results file stores it by."""
+        return self.identity.digest
+
+
+def bot_files(folder: Path) -> list[str]:
+    """The files that make up a bot folder, as sorted relative POSIX paths: in a git work tree,
+    git's tracked and untracked-but-not-ignored files; elsewhere a walk that leaves out
+    SKIPPED_FOLDERS and SKIPPED_SUFFIXES. Symbolic links are listed, never followed."""
+    try:
+        listed = subprocess.run(["git", "-C", str(folder), "ls-files", "-z", "--cached", "--others",
+                                 "--exclude-standard"], capture_output=True, timeout=60, check=False)
+        in_git = listed.returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        in_git = False
+    if in_git:
+        names = [name for name in listed.stdout.decode("utf-8", "surrogateescape").split("\0") if name]
+        names = [name for name in names if os.path.lexists(folder / name)]  # tracked, deleted since
+    else:
+        names = []
+        for root, folders, files in os.walk(folder):
+            folders[:] = [name for name in folders if name not in SKIPPED_FOLDERS]
+            names += [os.path.relpath(os.path.join(root, name), folder) for name in files
+                      if not name.endswith(SKIPPED_SUFFIXES)]
+            if len(names) > MAX_BOT_FILES:
+                break
+    if len(names) > MAX_BOT_FILES:
+        raise ManifestError(f"{folder}: more than {MAX_BOT_FILES:,} files make up this bot; leave build output "
+                            "out of it (.gitignore, or node_modules/, build/ outside git)")
+    return sorted(Path(name).as_posix() for name in set(names))
+
+
+def identify(folder: Path | None, command: tuple[str, ...] = (), cwd: Path | None = None) -> Identity:
+    """A bot's identity: the files of its `folder` (see `bot_files`), or for a bot without one its
+    `command` and, when the command's first argument after the interpreter is a file (run in `cwd`),
+    that file. Content is hashed up to CONTENT_BUDGET bytes per bot; files past it by size and mtime,
+    so a folder of gigabytes cannot stall a run."""
+    budget = [CONTENT_BUDGET]
+    if folder is not None:
+        files = [(name, _file_digest(folder / name, budget)) for name in bot_files(folder)]
+    else:
+        files = [("command", hashlib.sha256(shlex.join(command).encode()).hexdigest())]
+        script = Path(cwd or ".") / command[1] if len(command) > 1 else None
+        if script is not None and script.is_file():
+            files.append((command[1], _file_digest(script, budget)))
+    whole = hashlib.sha256(b"".join(f"{path}\0{digest}\n".encode("utf-8", "surrogateescape")
+                                    for path, digest in files))
+    return Identity(whole.hexdigest()[:16], tuple(files))
+
+
+def _file_digest(path: Path, budget: list[int]) -> str:
+    """SHA-256 of one file's content while `budget` (bytes left, shared by a bot's files) lasts, else
+    of its size and mtime; a symbolic link by its target; ManifestError if it cannot be read."""
+    try:
+        info = os.lstat(path)
+        if stat.S_ISLNK(info.st_mode):
+            return "link:" + hashlib.sha256(os.readlink(path).encode("utf-8", "surrogateescape")).hexdigest()
+        if not stat.S_ISREG(info.st_mode):
+            return f"special:{stat.S_IFMT(info.st_mode)}"
+        if info.st_size > budget[0]:
+            budget[0] = 0
+            return f"size:{info.st_size}:mtime:{info.st_mtime_ns}"
+        budget[0] -= info.st_size
+        with open(path, "rb") as file:
+            return hashlib.file_digest(file, "sha256").hexdigest()
+    except OSError as error:
+        raise ManifestError(f"{path}: cannot read it to identify the bot: {error.strerror}") from None
 
 
 def load_manifest(path: Path | str) -> Entrant:
@@ -84,7 +177,7 @@ def load_manifest(path: Path | str) -> Entrant:
     if not workdir.is_dir():
         raise ManifestError(f"{manifest}: working directory {workdir} does not exist")
     spec = BotSpec(name=name, command=tuple(command), cwd=str(workdir))
-    return Entrant(spec=spec, games=games, manifest_hash=hashlib.sha256(raw).hexdigest()[:16])
+    return Entrant(spec=spec, games=games, identity=identify(manifest.parent))
 
 
 def entrant_from_command(text: str) -> Entrant:
@@ -93,8 +186,7 @@ def entrant_from_command(text: str) -> Entrant:
         spec = BotSpec.parse(text)
     except ValueError as error:
         raise ManifestError(str(error)) from None
-    digest = hashlib.sha256(shlex.join(spec.command).encode()).hexdigest()[:16]
-    return Entrant(spec=spec, games=tuple(sorted(all_games())), manifest_hash=digest)
+    return Entrant(spec=spec, games=tuple(sorted(all_games())), identity=identify(None, spec.command))
 
 
 def load_entrant(text: str) -> Entrant:

@@ -140,9 +140,14 @@ def _check_resume(store: ResultStore, league: League) -> None:
     for name, stored in store.entrants().items():
         if name not in entrants:
             raise StoreError(f"{store.path}: bot {name!r} played in this tournament but is not entered now")
-        if entrants[name].manifest_hash != stored["manifest_hash"]:
+        identity = entrants[name].identity
+        if identity.digest != stored["manifest_hash"]:
+            changed = identity.changes(stored["files"]) if stored["files"] else []
+            named = ", ".join(repr(path) for path in changed[:5])
+            named += f" and {len(changed) - 5} more" if len(changed) > 5 else ""
             raise StoreError(f"{store.path}: bot {name!r} changed since its games were recorded "
-                             "(manifest hash differs); use --out for a new results file")
+                             f"({'changed: ' + named if changed else 'its files differ'}); "
+                             "use --out for a new results file")
 
 
 def _open_results(path: Path, league: League, resume: bool) -> tuple[ResultStore, str]:
@@ -161,7 +166,8 @@ def _open_results(path: Path, league: League, resume: bool) -> tuple[ResultStore
         known = store.entrants()
         for entrant in league.entrants:
             if entrant.name not in known:
-                store.add_entrant(entrant.name, entrant.manifest_hash, list(entrant.spec.command), list(entrant.games))
+                store.add_entrant(entrant.name, entrant.manifest_hash, list(entrant.spec.command),
+                                  list(entrant.games), dict(entrant.identity.files))
         deal_key = store.deal_secret() if league.deal_seed is None else str(league.deal_seed)
     except StoreError:
         store.close()

@@ -150,16 +150,23 @@ class ResultStore:
             self.db.execute("INSERT OR REPLACE INTO meta VALUES ('settings', ?)", (json.dumps(settings, sort_keys=True),))
 
     def entrants(self) -> dict[str, dict[str, Any]]:
-        """Recorded entrants by name: manifest hash, command and games."""
+        """Recorded entrants by name: identity digest (`manifest_hash`), command, games, and the
+        digest of each file of the bot ({} when the file predates per-file digests)."""
         with self._guard():
             rows = self.db.execute("SELECT * FROM entrants ORDER BY name").fetchall()
-        return {name: {"manifest_hash": digest, "command": json.loads(command), "games": json.loads(games)}
+            files = dict(self.db.execute("SELECT substr(key, 7), value FROM meta WHERE key LIKE 'files:%'"))
+        return {name: {"manifest_hash": digest, "command": json.loads(command), "games": json.loads(games),
+                       "files": json.loads(files.get(name, "{}"))}
                 for name, digest, command, games in rows}
 
-    def add_entrant(self, name: str, manifest_hash: str, command: list[str], games: list[str]) -> None:
+    def add_entrant(self, name: str, manifest_hash: str, command: list[str], games: list[str],
+                    files: dict[str, str] | None = None) -> None:
+        """Record an entrant; `files` (path -> digest) lets a later resume name what changed."""
         with self._guard(), self.db:
             self.db.execute("INSERT INTO entrants VALUES (?, ?, ?, ?)",
                             (name, manifest_hash, json.dumps(command), json.dumps(games)))
+            if files is not None:
+                self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"files:{name}", json.dumps(files)))
 
     def finished_ids(self) -> set[str]:
         """Ids of every game already recorded."""
