@@ -7,7 +7,6 @@ and a non-zero exit status, never a traceback.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 import click
 
 from runner.console import ArgumentError, Seconds, check_writable_file, make_folder, parse_option, result_table
+from runner.cores import PINNING_UNAVAILABLE, pin_to_core
 from runner.games import all_games, get_game
 from runner.games.base import OptionError
 from runner.human import HUMAN_DECISION_TIMEOUT, seat_humans
@@ -121,8 +121,8 @@ def play(game_name: str, bots: tuple[str, ...], seed: int, timeout: float, hands
         click.echo(json.dumps({"type": "decision", **data}) if as_json
                    else "\n".join(move_lines(data, names, public_only)))
 
-    if pin:
-        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # the bots inherit it
+    if pin and not pin_to_core(0):  # the bots inherit the core
+        click.echo(PINNING_UNAVAILABLE, err=True)
     limits = Limits(handshake_timeout=handshake_timeout, decision_timeout=timeout)
     if log_dir is not None:
         for spec in specs:  # the cap counts what a log holds: a play starts its logs afresh

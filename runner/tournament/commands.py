@@ -18,6 +18,7 @@ from tqdm import tqdm
 
 from protocol.actions import find_legal
 from runner.console import ArgumentError, Seconds, check_writable_file, describe
+from runner.cores import PINNING_UNAVAILABLE, can_pin
 from runner.games import get_game
 from runner.games.base import GameError, OptionError, score_to_wire
 from runner.html.replay import write_replay_page
@@ -248,8 +249,10 @@ def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
         click.echo(f"{league.name}: {len(league.entrants)} bots, {len(plans)} tables, {total} games "
                    f"({total - len(planned)} already played) -> {path} (bot stderr: {path.with_suffix('.logs')})",
                    err=True)
-        executor = LocalExecutor(jobs, league.pin_cores if pin_cores is None else pin_cores,
-                                 log_root=path.with_suffix(".logs"))
+        pin = league.pin_cores if pin_cores is None else pin_cores
+        if pin and not can_pin():
+            click.echo(PINNING_UNAVAILABLE, err=True)
+        executor = LocalExecutor(jobs, pin, log_root=path.with_suffix(".logs"))
         faults = 0
         bots_by_name = {entrant.name: entrant.spec for entrant in league.entrants}
         progress = tqdm(total=total, initial=total - len(planned), unit="game", dynamic_ncols=True,

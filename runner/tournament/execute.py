@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
+from runner.cores import pin_to_core, usable_cores
 from runner.games import get_game
 from runner.referee.match import Match
 from runner.referee.process import BotSpec, Limits
@@ -125,8 +126,7 @@ def _worker(index: int, pin_cores: bool, tasks: Any, results: Any, bots: Mapping
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     if pin_cores:
-        cores = sorted(os.sched_getaffinity(0))
-        os.sched_setaffinity(0, {cores[index % len(cores)]})  # bots spawned later inherit the core
+        pin_to_core(index)  # bots spawned later inherit the core; where it cannot, the command said so
     try:
         while (match := tasks.get()) is not None:
             for finished in play_match(match, bots, limits, log_root):
@@ -144,7 +144,7 @@ class LocalExecutor(Executor):
     bots' stderr is logged under `log_root` when given."""
 
     def __init__(self, jobs: int | None = None, pin_cores: bool = True, log_root: Path | None = None):
-        self.jobs = jobs or len(os.sched_getaffinity(0))
+        self.jobs = jobs or usable_cores()
         self.pin_cores = pin_cores
         self.log_root = log_root
 
