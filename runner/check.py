@@ -31,12 +31,13 @@ from runner.manifest import Entrant, ManifestError, load_entrant
 from runner.referee.faults import BotFault, Fault, cut, plain, printable
 from runner.referee.match import Match
 from runner.referee.process import BotProcess, BotSpec, Limits
+from runner.samples import SAMPLE_BOTS
 
 MAX_GAMES_PER_GAME = 10_000  # --games-per-game: hours of play already, and the plan is a list in memory
 STDERR_LINES = 25  # non-empty lines of a faulting bot's stderr shown with a fault: a whole stack trace
 
 #: the opponent in every check: the sample random bot, run by path so it works from any directory
-RANDOM_BOT = Path(__file__).resolve().parent.parent / "sample_bots" / "random" / "bot.py"
+RANDOM_BOT = SAMPLE_BOTS / "random" / "bot.py"
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ from runner.games import all_games, get_game
 from runner.games.base import OptionError
 from runner.manifest import MANIFEST_NAME, Entrant, ManifestError, entrant_from_command, load_manifest
 from runner.referee.process import Limits, check_seconds
+from runner.samples import SAMPLE_BOTS
 from runner.tournament.schedule import (
     DEFAULT_PLAYERS,
     FORMATS,
@@ -46,7 +47,7 @@ from runner.tournament.schedule import (
     game_count,
 )
 
-SAMPLE_LEAGUE = Path(__file__).resolve().parents[2] / "sample_bots" / "league.toml"
+SAMPLE_LEAGUE = SAMPLE_BOTS / "league.toml"
 _KEYS = {"name", "seed", "deal_seed", "bots", "games", "deals", "format", "challengers", "max_tables",
          "pin_cores", "out", "limits", "game"}
 _GAME_KEYS = {"players", "deals", "partners", "options"}
