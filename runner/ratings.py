@@ -36,6 +36,50 @@ Pair = tuple[str, str]
 Tally = dict[Pair, list[float]]
 
 
+Z95 = 1.959963984540054  # two-sided 95% quantile of the standard normal
+
+
+def expected_score(elo: float) -> float:
+    """The expected score of a side `elo` points stronger, on the logistic 400 scale."""
+    return 1.0 / (1.0 + 10.0 ** (-elo / 400.0))
+
+
+def elo_of_score(score: float) -> float:
+    """The Elo difference whose expected score is `score` (±inf at 1 and 0)."""
+    if score >= 1.0:
+        return math.inf
+    if score <= 0.0:
+        return -math.inf
+    return 400.0 * math.log10(score / (1.0 - score))
+
+
+def _effective_size(score: float, error: float, units: int) -> float:
+    """The number of independent results that would give a mean `score` the standard error `error`
+    (`units` when the spread says nothing: a perfect score, or no spread at all)."""
+    spread = score * (1.0 - score)
+    return spread / (error * error) if spread > 0 and error > 0 else units
+
+
+def score_interval(score: float, error: float, units: int, z: float = Z95) -> tuple[float, float]:
+    """An interval for a mean score in [0, 1] with standard error `error`, measured over `units` independent units.
+
+    Wilson's score interval on the effective sample size (`_effective_size`), so it stays inside
+    [0, 1] and keeps a finite side after a perfect score.
+    """
+    effective = _effective_size(score, error, units)
+    shrink = 1.0 + z * z / effective
+    centre = (score + z * z / (2 * effective)) / shrink
+    half = z * math.sqrt(score * (1.0 - score) / effective + z * z / (4 * effective * effective)) / shrink
+    return max(centre - half, 0.0), min(centre + half, 1.0)
+
+
+def score_superiority(score: float, error: float, units: int) -> float:
+    """Likelihood that the side with this mean score is the stronger: the normal probability of the
+    score test of "even" (½), so it passes 97.5% exactly when `score_interval` leaves out ½."""
+    effective = _effective_size(score, error, units)
+    return 0.5 * (1.0 + math.erf((score - 0.5) * 2.0 * math.sqrt(effective) / math.sqrt(2.0)))
+
+
 class RatingError(ValueError):
     """Ratings that cannot be computed (an anchor bot that never played, no finite maximum-likelihood fit)."""
 

@@ -2,7 +2,9 @@
 
 Each row: rank, bot, Elo, 95% interval, games, score %, W-D-L and faults. W-D-L and score %
 count the pairwise results the ratings are fitted on (a five-player game gives each bot four),
-so they explain the Elo directly.
+so they explain the Elo directly. A crosstable adds every pair's head-to-head: the games both
+bots sat in (compared), their pairwise W-D-L, score, the Elo difference that score implies with
+a 95% interval, and the likelihood that the first bot is the stronger (`Pairing`).
 """
 
 from __future__ import annotations
@@ -10,13 +12,14 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
 from tabulate import tabulate
 
-from runner.ratings import Ratings, comparisons_from_ranks, rate
+from runner.ratings import Ratings, comparisons_from_ranks, elo_of_score, rate, score_interval, score_superiority
 from runner.referee.faults import printable
 from runner.tournament.store import StoredGame
 
@@ -24,6 +27,9 @@ FORMATS = ("table", "markdown", "csv", "json")
 CSV_FIELDS = ["rank", "bot", "elo", "low", "high", "games", "score_percent", "wins", "draws", "losses", "faults",
               "group"]
 HEADERS = ["rank", "bot", "elo", "±95%", "games", "score %", "W-D-L", "faults"]
+CROSSTABLE_FIELDS = ["bot", "opponent", "games", "wins", "draws", "losses", "score_percent", "elo", "low", "high",
+                     "superiority"]
+CROSSTABLE_HEADERS = ["bot", "opponent", "games", "W-D-L", "score %", "Elo diff", "95% interval", "LOS %"]
 
 
 @dataclass
@@ -63,15 +69,104 @@ class Row:
                 "group": self.group}
 
 
+def _signed(elo: float | None) -> str:
+    """An Elo difference for people: signed and rounded, ±inf when a score was perfect."""
+    if elo is None:
+        return "n/a"
+    return f"{elo:+.0f}" if math.isfinite(elo) else ("+inf" if elo > 0 else "-inf")
+
+
+def _finite(value: float | None, digits: int) -> float | None:
+    """A number for JSON and CSV: rounded, None when unbounded (JSON has no infinity)."""
+    return None if value is None or not math.isfinite(value) else round(value, digits)
+
+
+@dataclass
+class Pairing:
+    """Two bots head to head: the games they were compared in and their pairwise results, from `bot`'s side.
+
+    The Elo difference is the one the head-to-head score implies on the logistic scale; its
+    interval and the likelihood of superiority come from the score's standard error, estimated
+    over whole duplicate sets (the games of one set are not independent).
+    """
+
+    bot: str
+    opponent: str
+    games: int
+    wins: int
+    draws: int
+    losses: int
+    elo: float  # ±inf after a perfect score
+    low: float | None  # None: fewer than two duplicate sets
+    high: float | None
+    superiority: float | None  # likelihood that `bot` is the stronger, 0..1
+
+    @property
+    def score(self) -> float:
+        """Share of the pairwise points `bot` won, in percent."""
+        return 100.0 * (self.wins + self.draws / 2) / (self.wins + self.draws + self.losses)
+
+    def cells(self) -> list[Any]:
+        interval = "n/a" if self.low is None else f"{_signed(self.low)} to {_signed(self.high)}"
+        superiority = "n/a" if self.superiority is None else f"{100 * self.superiority:.0f}"
+        return [self.bot, self.opponent, self.games, f"{self.wins}-{self.draws}-{self.losses}", f"{self.score:.1f}",
+                _signed(self.elo), interval, superiority]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data; an unbounded Elo (after a perfect score) is None."""
+        return {"bot": self.bot, "opponent": self.opponent, "games": self.games, "wins": self.wins,
+                "draws": self.draws, "losses": self.losses, "score_percent": round(self.score, 2),
+                "elo": _finite(self.elo, 1), "low": _finite(self.low, 1), "high": _finite(self.high, 1),
+                "superiority": _finite(self.superiority, 4)}
+
+
+def head_to_head(rated: Sequence[tuple[str, Sequence[tuple[str, str, float]]]],
+                 order: Sequence[str]) -> list[Pairing]:
+    """Every pair of bots compared in `rated` (duplicate set, pairwise comparisons) per game, the pair's
+    better-placed bot (first in `order`) first, pairs in `order`."""
+    place = {bot: index for index, bot in enumerate(order)}
+    games: Counter = Counter()
+    outcome: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
+    #: pair -> duplicate set -> [points of the pair's first bot, comparisons]
+    clusters: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(dict)
+    for cluster, comparisons in rated:
+        met = set()
+        for a, b, score in comparisons:
+            pair, points = ((a, b), score) if place[a] < place[b] else ((b, a), 1.0 - score)
+            met.add(pair)
+            outcome[pair][0 if points == 1 else 1 if points == 0.5 else 2] += 1
+            entry = clusters[pair].setdefault(cluster, [0.0, 0])
+            entry[0] += points
+            entry[1] += 1
+        games.update(met)
+    pairings = []
+    for pair in sorted(outcome, key=lambda pair: (place[pair[0]], place[pair[1]])):
+        wins, draws, losses = outcome[pair]
+        sets = clusters[pair].values()
+        count = wins + draws + losses
+        score = (wins + draws / 2) / count
+        low = high = superiority = None
+        if len(sets) >= 2:
+            # the ratio estimator's variance over duplicate sets, with the small-sample factor n/(n-1)
+            spread = sum((points - score * n) ** 2 for points, n in sets) * len(sets) / (len(sets) - 1)
+            error = math.sqrt(spread) / count
+            low, high = map(elo_of_score, score_interval(score, error, len(sets)))
+            superiority = score_superiority(score, error, len(sets))
+        pairings.append(Pairing(*pair, games[pair], wins, draws, losses, elo_of_score(score), low, high,
+                                superiority))
+    return pairings
+
+
 @dataclass
 class Board:
-    """A leaderboard: its title, rows best first, connected groups, and the fitted ratings."""
+    """A leaderboard: its title, rows best first, connected groups, the fitted ratings, and the crosstable."""
 
     title: str
     rows: list[Row]
     ratings: Ratings
     games: int
     notes: list[str] = field(default_factory=list)
+    crosstable: list[Pairing] = field(default_factory=list)
 
 
 def board(title: str, games: Sequence[StoredGame], prior: float, anchor: tuple[str, float] | None,
@@ -83,7 +178,8 @@ def board(title: str, games: Sequence[StoredGame], prior: float, anchor: tuple[s
     rated: list[tuple[str, list[tuple[str, str, float]]]] = []
     for game in games:
         comparisons = comparisons_from_ranks(game.seats, game.ranks, game.teams)
-        rated.append((f"{game.game}|{game.cluster}", comparisons))
+        # a duplicate set is one deal at one table: its seed tells sets of merged results files apart
+        rated.append((f"{game.game}|{game.cluster}|{game.seed}", comparisons))
         for bot in set(game.seats):
             played[bot] += 1
         for fault in game.faults:
@@ -106,7 +202,7 @@ def board(title: str, games: Sequence[StoredGame], prior: float, anchor: tuple[s
         parts = "; ".join(f"group {i + 1}: {', '.join(group)}" for i, group in enumerate(ratings.groups))
         notes.append(f"the bots form {len(ratings.groups)} groups that never met, rated separately "
                      f"(each centred on its own; compare ratings only within a group): {parts}")
-    return Board(title, rows, ratings, len(games), notes)
+    return Board(title, rows, ratings, len(games), notes, head_to_head(rated, order))
 
 
 def leaderboards(games: Iterable[StoredGame], prior: float = 2.0, anchor: tuple[str, float] | None = None,
@@ -136,23 +232,29 @@ def superiority_table(ratings: Ratings, bots: Sequence[str]) -> list[list[Any]]:
     return rows
 
 
-def render(boards: Sequence[Board], fmt: str = "table", superiority: bool = False) -> str:
-    """All boards in one output format: "table", "markdown", "csv" or "json"."""
+def render(boards: Sequence[Board], fmt: str = "table", superiority: bool = False, crosstable: bool = False) -> str:
+    """All boards in one output format: "table", "markdown", "csv" or "json".
+
+    With `crosstable`, each board is followed by its head-to-head table; in CSV, which holds one
+    table, the crosstable's rows replace the leaderboard's.
+    """
     if fmt == "json":
         return json.dumps([{"title": b.title, "games": b.games, "notes": b.notes,
                             "rows": [row.to_dict() for row in b.rows],
                             **({"superiority": {a.bot: {c.bot: b.ratings.superiority(a.bot, c.bot)
                                                         for c in b.rows if c.bot != a.bot} for a in b.rows}}
-                               if superiority else {})}
+                               if superiority else {}),
+                            **({"crosstable": [pairing.to_dict() for pairing in b.crosstable]} if crosstable else {})}
                            for b in boards], indent=1)
     if fmt == "csv":
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow(["board", *CSV_FIELDS])
+        fields = CROSSTABLE_FIELDS if crosstable else CSV_FIELDS
+        writer.writerow(["board", *fields])
         for b in boards:
-            for row in b.rows:
-                values = row.to_dict()
-                writer.writerow([b.title, *(values[name] for name in CSV_FIELDS)])
+            for item in (b.crosstable if crosstable else b.rows):
+                values = item.to_dict()
+                writer.writerow([b.title, *(values[name] for name in fields)])
         return buffer.getvalue()
     style = "github" if fmt == "markdown" else "simple"
     parts = []
@@ -168,7 +270,16 @@ def render(boards: Sequence[Board], fmt: str = "table", superiority: bool = Fals
             names = [row.bot for row in b.rows]
             parts.append("likelihood of superiority, % (row over column):")
             parts.append(tabulate(superiority_table(b.ratings, names), headers=["", *names], tablefmt=style))
+        if crosstable:
+            if fmt == "markdown":
+                parts.append("")  # a line right under a Markdown table would join it as a row
+            parts.append("head to head (games both bots were compared in; W-D-L, score, Elo from the first bot's "
+                         "side; LOS: likelihood it is the stronger):" + ("\n" if fmt == "markdown" else ""))
+            parts.append(tabulate([pairing.cells() for pairing in b.crosstable], headers=CROSSTABLE_HEADERS,
+                                  tablefmt=style, disable_numparse=True,
+                                  colalign=("left", "left", "right", "left", "right", "right", "left", "right")))
+            if fmt == "markdown":
+                parts.append("")
         parts.append("")
     # Bot names come from manifests and command lines: no control character reaches a terminal.
     return "\n".join(printable(line) for line in "\n".join(parts).split("\n"))
-

@@ -8,6 +8,7 @@ import random
 import pytest
 from hypothesis import given, settings as hypothesis_settings, strategies as st
 
+from runner.ratings import elo_of_score, expected_score, score_interval
 from runner.tournament.sprt import (
     H0,
     H1,
@@ -15,8 +16,6 @@ from runner.tournament.sprt import (
     SprtError,
     SprtSettings,
     duplicate_score,
-    elo_of_score,
-    expected_score,
     log_likelihood_ratio,
     parse_sprt,
     sprt_settings,
@@ -119,7 +118,7 @@ def test_finishing_order_never_changes_the_outcome(scores, rng):
     assert (shuffled.sets, shuffled.llr, shuffled.decision) == (in_order.sets, in_order.llr, in_order.decision)
 
 
-def test_estimate_is_the_elo_of_the_mean_score_with_a_normal_interval():
+def test_estimate_is_the_elo_of_the_mean_score_with_its_interval():
     test = SequentialTest(SprtSettings(-1, 1, 0.001, 0.001))  # too close to decide on these
     assert test.estimate() is None
     for index, score in enumerate([0.75, 0.25] * 50 + [1.0] * 20):
@@ -129,8 +128,9 @@ def test_estimate_is_the_elo_of_the_mean_score_with_a_normal_interval():
     mean = (50 * 1.0 + 20) / 120
     assert estimate.elo == pytest.approx(elo_of_score(mean))
     assert estimate.low < estimate.elo < estimate.high
-    margin = 1.96 * math.sqrt((sum(x * x for x in [0.75, 0.25] * 50 + [1.0] * 20) / 120 - mean ** 2) / 120)
-    assert estimate.high == pytest.approx(elo_of_score(mean + margin), rel=1e-3)
+    error = math.sqrt((sum(x * x for x in [0.75, 0.25] * 50 + [1.0] * 20) / 120 - mean ** 2) / 120)
+    low, high = score_interval(mean, error, 120)
+    assert (estimate.low, estimate.high) == (pytest.approx(elo_of_score(low)), pytest.approx(elo_of_score(high)))
 
 
 def test_duplicate_score_compares_each_challenger_seat_with_the_baseline_in_the_twin_game():

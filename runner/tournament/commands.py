@@ -11,7 +11,7 @@ import json
 import math
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 import click
 from tqdm import tqdm
@@ -29,7 +29,7 @@ from runner.report import FORMATS, leaderboards, render
 from runner.tournament.execute import FinishedGame, LocalExecutor
 from runner.tournament.league import SAMPLE_LEAGUE, League, LeagueError, build_league, read_league_file
 from runner.tournament.schedule import FORMATS as SCHEDULE_FORMATS, GAUNTLET, schedule
-from runner.tournament.store import ResultStore, StoreError, salvage as salvage_store
+from runner.tournament.store import ResultStore, StoreError, StoredGame, merged_games, salvage as salvage_store
 
 RESULTS_DIR = Path("results")
 MAX_JOBS = 256  # worker processes, each with a table of bots
@@ -176,14 +176,14 @@ def _open_results(path: Path, league: League, resume: bool) -> tuple[ResultStore
     return store, deal_key
 
 
-def _echo_boards(store: ResultStore, fmt: str, anchor: tuple[str, float] | None, bootstrap: int,
-                 superiority: bool) -> None:
-    """Print the leaderboards of everything recorded in `store`."""
-    boards = leaderboards(store.games(), anchor=anchor, bootstrap=bootstrap)
+def _echo_boards(games: Iterable[StoredGame], fmt: str, anchor: tuple[str, float] | None, bootstrap: int,
+                 superiority: bool, crosstable: bool = False) -> None:
+    """Print the leaderboards of `games`."""
+    boards = leaderboards(games, anchor=anchor, bootstrap=bootstrap)
     if not boards:
         click.echo("no games recorded yet")
         return
-    click.echo(render(boards, fmt, superiority).rstrip("\n"))
+    click.echo(render(boards, fmt, superiority, crosstable).rstrip("\n"))
 
 
 @click.command()
@@ -281,24 +281,31 @@ def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
             raise click.ClickException(str(error)) from None
         progress.close()
         try:
-            _echo_boards(store, "table", anchor_pair, bootstrap, superiority=False)
+            _echo_boards(store.games(), "table", anchor_pair, bootstrap, superiority=False)
         except (RatingError, StoreError) as error:
             raise click.ClickException(str(error)) from None
 
 
 @click.command()
-@click.argument("results", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("results", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
 @click.option("--anchor", metavar="BOT=RATING", help="Anchor the ratings on one bot instead of a mean of 1500.")
 @click.option("--bootstrap", type=click.IntRange(min=0, max=MAX_BOOTSTRAP), default=200, show_default=True,
               help="Bootstrap resamples for the intervals.")
 @click.option("--superiority", is_flag=True, help="Also show the likelihood of superiority between bots.")
-def leaderboard(results: Path, fmt: str, anchor: str | None, bootstrap: int, superiority: bool) -> None:
-    """Print the Elo leaderboards (per game and overall) of a RESULTS database."""
+@click.option("--crosstable", is_flag=True,
+              help="Also show every pair head to head: games, W-D-L, score, Elo difference, likelihood of "
+                   "superiority (in CSV: instead of the leaderboard rows).")
+def leaderboard(results: tuple[Path, ...], fmt: str, anchor: str | None, bootstrap: int, superiority: bool,
+                crosstable: bool) -> None:
+    """Print the Elo leaderboards (per game and overall) of one or more RESULTS databases, rated together.
+
+    Several files are pooled game by game (same rules versions only); a game found in two of
+    them is refused.
+    """
     anchor_pair = _parse_anchor(anchor)
     try:
-        with ResultStore(results) as store:
-            _echo_boards(store, fmt, anchor_pair, bootstrap, superiority)
+        _echo_boards(merged_games(results), fmt, anchor_pair, bootstrap, superiority, crosstable)
     except (StoreError, RatingError) as error:
         raise click.ClickException(str(error)) from None
 

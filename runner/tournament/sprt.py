@@ -15,31 +15,18 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from runner.ratings import elo_of_score, expected_score, score_interval
+
 H0 = "H0"
 H1 = "H1"
 #: the variance of the set scores is estimated as if this many more sets of the largest
 #: variance a score in [0, 1] can have had been seen (see sprt.md, "Small samples")
 PRIOR_SETS = 1.0
 PRIOR_VARIANCE = 0.25
-Z95 = 1.959963984540054  # two-sided 95% quantile of the standard normal
 
 
 class SprtError(ValueError):
     """SPRT settings that make no test (elo0 not below elo1, an error rate outside (0, 1))."""
-
-
-def expected_score(elo: float) -> float:
-    """The expected score of a side `elo` points stronger, on the logistic 400 scale."""
-    return 1.0 / (1.0 + 10.0 ** (-elo / 400.0))
-
-
-def elo_of_score(score: float) -> float:
-    """The Elo difference whose expected score is `score` (±inf at 1 and 0)."""
-    if score >= 1.0:
-        return math.inf
-    if score <= 0.0:
-        return -math.inf
-    return 400.0 * math.log10(score / (1.0 - score))
 
 
 @dataclass(frozen=True)
@@ -182,13 +169,13 @@ class SequentialTest:
             self.decision = H0
 
     def estimate(self) -> EloEstimate | None:
-        """The Elo difference from the counted sets, with a normal 95% interval (None before any set)."""
+        """The Elo difference from the counted sets, with a 95% interval (None before any set)."""
         if self.sets == 0:
             return None
         mean = self.total / self.sets
-        variance = max(self.total_squares / self.sets - mean * mean, 0.0)
-        margin = Z95 * math.sqrt(variance / self.sets)
-        return EloEstimate(elo_of_score(mean), elo_of_score(mean - margin), elo_of_score(mean + margin))
+        error = math.sqrt(max(self.total_squares / self.sets - mean * mean, 0.0) / self.sets)
+        low, high = score_interval(mean, error, self.sets)
+        return EloEstimate(elo_of_score(mean), elo_of_score(low), elo_of_score(high))
 
 
 def duplicate_score(games: Sequence[tuple[Sequence[str], Sequence[int]]], challenger: str, baseline: str) -> float:

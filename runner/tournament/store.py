@@ -16,7 +16,7 @@ import shlex
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 FORMAT = "cardarena-results"
 SCHEMA_VERSION = "1"
@@ -370,3 +370,34 @@ def _past_damage(reads_after: Any, failed: int) -> int:
         except _Damaged:
             failed = middle
     return works
+
+
+def merged_games(paths: Sequence[Path]) -> list[StoredGame]:
+    """Every game of several results files, to be rated together.
+
+    Refuses a game found twice (the same game id on the same deal: the same file given twice, or
+    a copy) and a game played under different rules versions in two files, since such results
+    are never pooled.
+    """
+    named = [Path(path).resolve() for path in paths]
+    twice = next((path for index, path in enumerate(paths) if named[index] in named[:index]), None)
+    if twice is not None:
+        raise StoreError(f"{twice}: given twice; a game is rated once")
+    found: dict[tuple[str, int], Path] = {}
+    versions: dict[str, tuple[str, Path]] = {}
+    games: list[StoredGame] = []
+    for path in paths:
+        with ResultStore(path) as store:
+            for game in store.games():
+                key = (game.game_id, game.seed)
+                if key in found:
+                    raise StoreError(f"{store.path}: game {game.game_id} is also in {found[key]} (same deal); "
+                                     "a game is rated once, so leave one of the two files out")
+                found[key] = store.path
+                version, where = versions.setdefault(game.game, (game.rules_version, store.path))
+                if version != game.rules_version:
+                    raise StoreError(f"{store.path}: {game.game} was played under rules v{game.rules_version}, "
+                                     f"in {where} under v{version}; results of different rules versions are "
+                                     "never rated together")
+                games.append(game)
+    return games
