@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any, Iterable
 
 import click
-from tqdm import tqdm
 
 from protocol.actions import find_legal
 from runner.console import ArgumentError, Seconds, check_writable_file, describe
@@ -28,6 +27,7 @@ from runner.ratings import RatingError
 from runner.report import FORMATS, leaderboards, render
 from runner.tournament.execute import FinishedGame, LocalExecutor
 from runner.tournament.league import SAMPLE_LEAGUE, League, LeagueError, build_league, read_league_file
+from runner.tournament.progress import Progress
 from runner.tournament.schedule import FORMATS as SCHEDULE_FORMATS, GAUNTLET, schedule
 from runner.tournament.store import ResultStore, StoreError, StoredGame, merged_games, salvage as salvage_store
 
@@ -253,10 +253,8 @@ def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
         if pin and not can_pin():
             click.echo(PINNING_UNAVAILABLE, err=True)
         executor = LocalExecutor(jobs, pin, log_root=path.with_suffix(".logs"))
-        faults = 0
         bots_by_name = {entrant.name: entrant.spec for entrant in league.entrants}
-        progress = tqdm(total=total, initial=total - len(planned), unit="game", dynamic_ncols=True,
-                        postfix={"faults": 0}, disable=None)
+        progress = Progress(total, total - len(planned))
         stream = executor.run(remaining, bots_by_name, league.limits)
         try:
             with contextlib.closing(stream):
@@ -264,9 +262,7 @@ def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
                     if isinstance(item, FinishedGame):
                         match_id, game = planned[item.game_id]
                         store.add_game(item.record, match_id, game.deal, game.rotation, game.cluster)
-                        faults += len(item.record["faults"])
-                        progress.set_postfix(faults=faults, refresh=False)
-                        progress.update()
+                        progress.game(item.record)
                     else:
                         for fault in item.shutdown_faults:
                             progress.write(printable(f"warning: {fault['bot']} did not shut down cleanly: {fault['detail']}"))
