@@ -70,7 +70,8 @@ def score_interval(score: float, error: float, units: int, z: float = Z95) -> tu
     shrink = 1.0 + z * z / effective
     centre = (score + z * z / (2 * effective)) / shrink
     half = z * math.sqrt(score * (1.0 - score) / effective + z * z / (4 * effective * effective)) / shrink
-    return max(centre - half, 0.0), min(centre + half, 1.0)
+    # at a perfect score one end is exactly the score (rounding would make it a finite Elo)
+    return (0.0 if score <= 0.0 else max(centre - half, 0.0)), (1.0 if score >= 1.0 else min(centre + half, 1.0))
 
 
 def score_superiority(score: float, error: float, units: int) -> float:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
-import random
+import re
+import sqlite3
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings as hypothesis_settings, strategies as st
@@ -203,3 +205,136 @@ def test_the_simulation_can_tell_a_wrong_llr():
     loose = SprtSettings(0, 40, alpha=0.3, beta=0.3)
     point = simulate(loose, 0.0, 500, comparisons=8, draws=1 / 3, seed=5)
     assert point.accepted_h1 / 500 > 0.05 + binomial_margin(0.05, 500)
+
+
+# -- the SPRT as `cardarena run` plays it -------------------------------------------------------
+
+def sprt_run(out, *extra: str):
+    from tests.test_tournament import cardarena
+
+    return cardarena("run", "--game", "casino", "--jobs", "2", "--bootstrap", "0", "--out", str(out), *extra)
+
+
+def sprt_outcome(stdout: str) -> tuple[str, int, int]:
+    """The verdict, the duplicate sets counted and the games in them, from the run's report."""
+    verdict = re.search(r"^SPRT .*: (H1 accepted|H0 accepted|undecided)", stdout, re.MULTILINE).group(1)
+    counted = re.search(r"after (\d+) duplicate sets \((\d+) games\)", stdout)
+    return verdict, int(counted.group(1)), int(counted.group(2))
+
+
+def test_heuristic_against_random_stops_for_h1_and_resumes_past_a_cap(tmp_path):
+    from tests.test_tournament import ROOT
+
+    bots = ["--bot", str(ROOT / "sample_bots" / "heuristic"), "--bot", str(ROOT / "sample_bots" / "random"),
+            "--challenger", "heuristic", "--baseline", "random", "--sprt", "elo0=0,elo1=10"]
+    out = tmp_path / "sprt.sqlite"
+    capped = sprt_run(out, *bots, "--max-games", "6")
+    assert capped.returncode == 3, capped.stderr
+    assert sprt_outcome(capped.stdout) == ("undecided", 3, 6)
+    assert "undecided after 6 games (the cap, --max-games, is 6)" in capped.stdout
+    resumed = sprt_run(out, *bots, "--max-games", "200", "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    verdict, sets, games = sprt_outcome(resumed.stdout)
+    # casino pairs: the heuristic wins every one, and ten such sets clear the bound
+    assert (verdict, sets, games) == ("H1 accepted", 10, 20)
+    assert re.search(r"LLR 3\.\d+ \(bounds -2\.944, 2\.944\)", resumed.stdout)
+    assert "(6 already played)" in resumed.stderr
+    assert re.search(r"^progress: .*LLR 3\.\d\d \(-2\.94, 2\.94\), 10 sets$", resumed.stderr, re.MULTILINE)
+    with sqlite3.connect(out) as db:
+        seeds = dict(db.execute("SELECT game_id, seed FROM games"))
+    assert seeds["casino/heuristic+random/d0/r0"] == seeds["casino/heuristic+random/d0/r1"]
+
+
+def test_random_against_another_random_seed_accepts_h0_or_reaches_the_cap(tmp_path):
+    from tests.test_tournament import bot
+
+    result = sprt_run(tmp_path / "even.sqlite", "--bot", bot("new", 1), "--bot", bot("old", 2),
+                      "--challenger", "new", "--baseline", "old", "--sprt", "elo0=0,elo1=200", "--max-games", "80")
+    verdict, sets, _ = sprt_outcome(result.stdout)
+    assert (result.returncode, verdict) in ((1, "H0 accepted"), (3, "undecided")), result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--sprt", "elo0=10,elo1=0"], "Invalid value for --sprt: elo0 must be below elo1"),
+    (["--sprt", "elo0=0,elo1=10", "--baseline", "b"], "an SPRT tests one challenger against the baseline, got 0"),
+    (["--sprt", "elo0=0,elo1=10", "--challenger", "a"], "an SPRT needs a baseline"),
+    (["--baseline", "b", "--challenger", "a"], "baseline and max_games belong to an SPRT"),
+    (["--sprt", "elo0=0,elo1=10", "--baseline", "a", "--challenger", "a"], "the baseline a is the challenger itself"),
+    (["--sprt", "elo0=0,elo1=10", "--baseline", "zed", "--challenger", "a"], "baseline zed is not among the bots"),
+    (["--sprt", "elo0=0,elo1=10", "--baseline", "b", "--challenger", "a", "--max-games", "1"],
+     "one round of duplicate sets (a deal at every table) takes 2 games, more than max_games 1"),
+])
+def test_sprt_arguments_are_checked_in_one_line(tmp_path, args, message):
+    from tests.test_tournament import bot
+
+    result = sprt_run(tmp_path / "x.sqlite", "--bot", bot("a", 1), "--bot", bot("b", 2), *args)
+    assert result.returncode in (1, 2) and message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_league_file_sets_up_an_sprt():
+    from runner.tournament.league import LeagueError, build_league
+
+    data = {"bots": ["new=python a.py", "old=python b.py"], "challengers": ["new"], "baseline": "old",
+            "max_games": 500, "sprt": {"elo0": 0, "elo1": 5}}
+    league = build_league(data, Path("."), "x.toml")
+    assert (league.sprt, league.baseline, league.max_games, league.format) == (SprtSettings(0, 5), "old", 500,
+                                                                                 "gauntlet")
+    # the cap is not part of the settings a resumed run must match: a larger one extends the same schedule
+    assert league.settings_fingerprint()["sprt"] == {"elo0": 0, "elo1": 5, "alpha": 0.05, "beta": 0.05,
+                                                     "baseline": "old"}
+    assert "sprt" not in build_league({"bots": data["bots"]}, Path("."), "x.toml").settings_fingerprint()
+    with pytest.raises(LeagueError, match=r"^x\.toml: \[sprt\]: unknown key\(s\) elo2"):
+        build_league({**data, "sprt": {"elo0": 0, "elo1": 5, "elo2": 9}}, Path("."), "x.toml")
+
+
+def plan_of(entrants, games, max_games=200):
+    from runner.tournament.schedule import sprt_schedule
+
+    return sprt_schedule(entrants, games, 1, "new", "old", max_games, deal_key="key")
+
+
+def test_sprt_schedule_plays_each_deal_on_both_sides_of_a_table_with_the_same_cards():
+    from runner.tournament.schedule import GameSettings
+
+    plan = plan_of({"new": ["quitlok"], "old": ["quitlok"], "f": ["quitlok"]}, [GameSettings("quitlok", 5, 1)], 100)
+    lineups = sorted({match.lineup for match in plan.matches})
+    # one field bot fills five seats two ways; each lineup has its twin with old in new's seats
+    assert lineups == [("f", "new", "f", "new", "f"), ("f", "old", "f", "old", "f"),
+                       ("new", "f", "new", "f", "new"), ("old", "f", "old", "f", "old")]
+    games = {game.game_id: game for match in plan.matches for game in match.games}
+    assert len(games) == 100 and len(set(plan.set_of.values())) == 10  # 10 rounds of two tables, 10 games each
+    twin = games["quitlok/old+f+old+f+old/d3/r2"]
+    assert games["quitlok/new+f+new+f+new/d3/r2"].seed == twin.seed and \
+        games["quitlok/new+f+new+f+new/d3/r2"].seating == twin.seating
+    assert plan.set_of["quitlok/new+f+new+f+new/d3/r2"] == plan.set_of["quitlok/old+f+old+f+old/d3/r0"]
+    # sets are numbered in the order the matches are queued: a few deals of one table at a time
+    order = [plan.set_of[game.game_id] for match in plan.matches for game in match.games]
+    assert list(dict.fromkeys(order)) == list(range(10))
+
+
+def test_sprt_schedule_between_the_two_bots_alone_makes_the_swap_a_rotation():
+    from runner.tournament.schedule import GameSettings, ScheduleError
+
+    plan = plan_of({"new": ["casino", "cuajo"], "old": ["casino", "cuajo"]},
+                   [GameSettings("casino", 2, 1), GameSettings("cuajo", 4, 1, partnership=True)], 9)
+    assert sorted({match.lineup for match in plan.matches}) == [("new", "old"), ("new", "old", "new", "old")]
+    assert len(plan.set_of) == 8  # two rounds: a casino pair and two cuajo rotations each
+    with pytest.raises(ScheduleError, match="one round of duplicate sets .* takes 4 games, more than max_games 3"):
+        plan_of({"new": ["casino", "cuajo"], "old": ["casino", "cuajo"]},
+                [GameSettings("casino", 2, 1), GameSettings("cuajo", 4, 1, partnership=True)], 3)
+    with pytest.raises(ScheduleError, match="no game in common"):
+        plan_of({"new": ["casino"], "old": ["cuajo"]}, [GameSettings("casino", 2, 1)])
+
+
+def test_duplicate_sets_reach_the_test_when_complete_and_in_schedule_order():
+    from runner.tournament.sprt import DuplicateSets
+
+    set_of = {"s0/r0": 0, "s0/r1": 0, "s1/r0": 1, "s1/r1": 1}
+    sets = DuplicateSets(set_of, "new", "old", SequentialTest(SprtSettings(0, 10)))
+    sets.add("s1/r0", ["new", "old"], [0, 1])
+    sets.add("s1/r1", ["old", "new"], [1, 0])
+    assert (sets.test.sets, sets.test.waiting) == (0, 1)  # set 1 is done, set 0 is not
+    sets.add("s0/r0", ["new", "old"], [1, 0])
+    assert sets.test.sets == 0
+    sets.add("s0/r1", ["old", "new"], [1, 0])
+    assert (sets.test.sets, sets.test.total, sets.games_counted) == (2, 1.5, 4)

@@ -10,6 +10,7 @@ import contextlib
 import json
 import math
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -28,7 +29,9 @@ from runner.report import FORMATS, leaderboards, render
 from runner.tournament.execute import FinishedGame, LocalExecutor
 from runner.tournament.league import SAMPLE_LEAGUE, League, LeagueError, build_league, read_league_file
 from runner.tournament.progress import Progress
-from runner.tournament.schedule import FORMATS as SCHEDULE_FORMATS, GAUNTLET, schedule
+from runner.tournament.schedule import (FORMATS as SCHEDULE_FORMATS, GAUNTLET, PlannedMatch, ScheduleError,
+                                        schedule, sprt_schedule)
+from runner.tournament.sprt import H0, H1, DuplicateSets, SequentialTest, SprtError, parse_sprt
 from runner.tournament.store import ResultStore, StoreError, StoredGame, merged_games, salvage as salvage_store
 
 RESULTS_DIR = Path("results")
@@ -209,19 +212,31 @@ def _echo_boards(games: Iterable[StoredGame], fmt: str, anchor: tuple[str, float
 @click.option("--anchor", metavar="BOT=RATING", help="Anchor the ratings on one bot instead of a mean of 1500.")
 @click.option("--bootstrap", type=click.IntRange(min=0, max=MAX_BOOTSTRAP), default=200, show_default=True,
               help="Bootstrap resamples for the intervals.")
+@click.option("--baseline", metavar="BOT", help="With --sprt: the bot the one --challenger is tested against.")
+@click.option("--sprt", "sprt_text", metavar="elo0=0,elo1=10[,alpha=0.05,beta=0.05]",
+              help="Test the challenger against the baseline on duplicate sets until the SPRT decides; exit "
+                   "status 0 when H1 (at least elo1 stronger) is accepted, 1 for H0, 3 when --max-games is reached.")
+@click.option("--max-games", type=click.IntRange(min=1), help="With --sprt: stop undecided after this many games "
+              "(whole rounds of sets) [default: 20000].")
 def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...], players: tuple[str, ...],
         deals: int | None, seed: int | None, deal_seed: int | None, form: str | None, challengers: tuple[str, ...],
         max_tables: int | None, timeout: float | None, jobs: int | None, pin_cores: bool | None, out: Path | None,
-        resume: bool, anchor: str | None, bootstrap: int) -> None:
+        resume: bool, anchor: str | None, bootstrap: int, baseline: str | None, sprt_text: str | None,
+        max_games: int | None) -> None:
     """Play a tournament (default: the sample bots across every game) and print the leaderboards.
 
-    LEAGUE is a league file (TOML); command-line options override it.
+    LEAGUE is a league file (TOML); command-line options override it. With --sprt it is a
+    sequential test of one challenger against a baseline instead (see --sprt).
     """
     anchor_pair = _parse_anchor(anchor)
     try:
+        sprt_table = None if sprt_text is None else parse_sprt(sprt_text).to_dict()
+    except SprtError as error:
+        raise click.BadParameter(str(error).removeprefix("--sprt: "), param_hint="--sprt") from None
+    try:
         overrides = {"deals": deals, "seed": seed, "deal_seed": deal_seed, "format": form,
                      "challengers": challengers, "max_tables": max_tables, "decision_timeout": timeout,
-                     "pin_cores": pin_cores}
+                     "pin_cores": pin_cores, "baseline": baseline, "sprt": sprt_table, "max_games": max_games}
         data, base, source = _league_data(league_file, bots, games, players, overrides)
         league = build_league(data, base, source)
     except LeagueError as error:
@@ -229,7 +244,7 @@ def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
     if out or league.out:
         check_writable_file(out or league.out, "--out" if out else f"{source}: out", make_folders=True)
     try:
-        league = _preflight(league)
+        league = _sprt_bots_started(_preflight(league))
         path = _results_path(league, out, resume)
         store, deal_key = _open_results(path, league, resume)
     except (LeagueError, StoreError) as error:
@@ -239,14 +254,20 @@ def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
                    "every deal (leave it out for deals from a secret kept in the results file)", err=True)
 
     with store:
-        plans = schedule({e.name: e.games for e in league.entrants}, league.games, league.seed,
-                         league.challengers, league.max_tables, deal_key=deal_key)
+        sets = None
+        if league.sprt is None:
+            plans = schedule({e.name: e.games for e in league.entrants}, league.games, league.seed,
+                             league.challengers, league.max_tables, deal_key=deal_key)
+        else:
+            plans, sets = _sprt_plan(league, deal_key, store)
         finished = store.finished_ids()
         remaining = [replace(plan, games=tuple(g for g in plan.games if g.game_id not in finished))
                      for plan in plans if any(g.game_id not in finished for g in plan.games)]
         planned = {g.game_id: (plan.match_id, g) for plan in remaining for g in plan.games}
         total = sum(len(plan.games) for plan in plans)
-        click.echo(f"{league.name}: {len(league.entrants)} bots, {len(plans)} tables, {total} games "
+        shape = (f"{len(plans)} tables" if sets is None else
+                 f"SPRT of {league.challengers[0]} against {league.baseline}, up to")
+        click.echo(f"{league.name}: {len(league.entrants)} bots, {shape} {total} games "
                    f"({total - len(planned)} already played) -> {path} (bot stderr: {path.with_suffix('.logs')})",
                    err=True)
         pin = league.pin_cores if pin_cores is None else pin_cores
@@ -254,7 +275,9 @@ def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
             click.echo(PINNING_UNAVAILABLE, err=True)
         executor = LocalExecutor(jobs, pin, log_root=path.with_suffix(".logs"))
         bots_by_name = {entrant.name: entrant.spec for entrant in league.entrants}
-        progress = Progress(total, total - len(planned))
+        progress = Progress(total, total - len(planned), extra=None if sets is None else partial(_llr_text, sets.test))
+        if sets is not None and sets.test.decision is not None:
+            remaining = []  # decided by the games already recorded
         stream = executor.run(remaining, bots_by_name, league.limits)
         try:
             with contextlib.closing(stream):
@@ -263,6 +286,10 @@ def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
                         match_id, game = planned[item.game_id]
                         store.add_game(item.record, match_id, game.deal, game.rotation, game.cluster)
                         progress.game(item.record)
+                        if sets is not None:
+                            sets.add(item.game_id, item.record["seats"], item.record["ranks"])
+                            if sets.test.decision is not None:
+                                break  # closing the stream stops the work in flight
                     else:
                         for fault in item.shutdown_faults:
                             progress.write(printable(f"warning: {fault['bot']} did not shut down cleanly: {fault['detail']}"))
@@ -280,6 +307,55 @@ def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
             _echo_boards(store.games(), "table", anchor_pair, bootstrap, superiority=False)
         except (RatingError, StoreError) as error:
             raise click.ClickException(str(error)) from None
+        if sets is not None:
+            click.echo(_sprt_report(league, sets, len(store.finished_ids())))
+            if sets.test.decision != H1:
+                raise SystemExit(1 if sets.test.decision == H0 else 3)
+
+
+def _sprt_bots_started(league: League) -> League:
+    """The league, unless the challenger or the baseline of its SPRT could not start."""
+    if league.sprt is not None:
+        missing = [name for name in (league.challengers[0], league.baseline)
+                   if name not in {entrant.name for entrant in league.entrants}]
+        if missing:
+            raise LeagueError(f"the SPRT cannot run without {' and '.join(missing)}")
+    return league
+
+
+def _sprt_plan(league: League, deal_key: str, store: ResultStore) -> tuple[list[PlannedMatch], DuplicateSets]:
+    """The matches of the league's SPRT, and its test brought up to date with the games already recorded."""
+    challenger, baseline = league.challengers[0], league.baseline
+    try:
+        plan = sprt_schedule({e.name: e.games for e in league.entrants}, league.games, league.seed, challenger,
+                             baseline, league.max_games, league.max_tables, deal_key=deal_key)
+    except ScheduleError as error:
+        raise click.ClickException(str(error)) from None
+    sets = DuplicateSets(plan.set_of, challenger, baseline, SequentialTest(league.sprt))
+    for game in store.games():
+        if game.game_id in plan.set_of:
+            sets.add(game.game_id, game.seats, game.ranks)
+    return list(plan.matches), sets
+
+
+def _llr_text(test: SequentialTest) -> str:
+    """The test's state for progress lines."""
+    return f"LLR {test.llr:.2f} ({test.settings.lower:.2f}, {test.settings.upper:.2f}), {test.sets} sets"
+
+
+def _sprt_report(league: League, sets: DuplicateSets, played: int) -> str:
+    """The SPRT's outcome: the decision, the LLR and its bounds, the Elo difference, the games."""
+    test, settings = sets.test, league.sprt
+    challenger, baseline = league.challengers[0], league.baseline
+    verdict = {H1: f"H1 accepted: {challenger} is stronger than {baseline} by {settings.elo1:g} Elo or more",
+               H0: f"H0 accepted: {challenger} is not stronger than {baseline} by more than {settings.elo0:g} Elo",
+               None: f"undecided after {played} games (the cap, --max-games, is {league.max_games})"}
+    estimate = test.estimate()
+    elo = ("no duplicate set finished" if estimate is None else
+           f"Elo difference {estimate.elo:+.1f} (95% interval {estimate.low:+.1f} to {estimate.high:+.1f})")
+    return (f"SPRT {challenger} vs {baseline} ({settings}): {verdict[test.decision]}\n"
+            f"LLR {test.llr:.3f} (bounds {settings.lower:.3f}, {settings.upper:.3f}) after {test.sets} duplicate "
+            f"sets ({sets.games_counted} games); {elo}; {played} games played")
 
 
 @click.command()

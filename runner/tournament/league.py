@@ -10,6 +10,12 @@
     format = "round-robin"          # or "gauntlet", with challengers = ["new-bot"]
     max_tables = 200                # above this many tables per game, a balanced sample of them
     pin_cores = true                # pin each worker (and its bots) to one core
+    # baseline = "old-bot"          # an SPRT of the one challenger against this bot (needs [sprt])
+    # max_games = 20000             # the SPRT stops undecided after this many games
+    # [sprt]
+    # elo0 = 0                      # H0: the challenger is at most elo0 stronger
+    # elo1 = 10                     # H1: at least elo1 stronger
+    # alpha = 0.05                  # the chance of accepting H1 when H0 holds (beta: H0 when H1 holds)
     [limits]
     decision_timeout = 1.0          # seconds per decision
     handshake_timeout = 10.0        # seconds to start and say hello
@@ -44,12 +50,17 @@ from runner.tournament.schedule import (
     PARTNERS_COPY,
     ROUND_ROBIN,
     GameSettings,
+    ScheduleError,
     game_count,
+    sprt_rounds,
+    sprt_tables,
 )
+from runner.tournament.sprt import SprtError, SprtSettings, sprt_settings
 
 SAMPLE_LEAGUE = SAMPLE_BOTS / "league.toml"
 _KEYS = {"name", "seed", "deal_seed", "bots", "games", "deals", "format", "challengers", "max_tables",
-         "pin_cores", "out", "limits", "game"}
+         "pin_cores", "out", "limits", "game", "baseline", "sprt", "max_games"}
+DEFAULT_SPRT_MAX_GAMES = 20_000
 _GAME_KEYS = {"players", "deals", "partners", "options"}
 _LIMIT_KEYS = {"decision_timeout", "handshake_timeout"}
 MAX_TABLES = 10_000  # max_tables: beyond it, choosing a balanced sample alone takes minutes
@@ -76,11 +87,17 @@ class League:
     pin_cores: bool = True
     out: Path | None = None
     deal_seed: int | None = None
+    sprt: SprtSettings | None = None  # an SPRT of the one challenger against `baseline`, up to `max_games`
+    baseline: str | None = None
+    max_games: int = DEFAULT_SPRT_MAX_GAMES
 
     def settings_fingerprint(self) -> dict[str, Any]:
         """Everything that shapes the schedule and the games, except the entrants (which may grow)
         and the deal secret (kept in the results file itself)."""
+        # the cap is left out: a larger one extends the same schedule, so an undecided SPRT can resume
+        sprt = {} if self.sprt is None else {"sprt": {**self.sprt.to_dict(), "baseline": self.baseline}}
         return {
+            **sprt,
             "seed": self.seed,
             "deal_seed": "secret" if self.deal_seed is None else self.deal_seed,
             "format": self.format,
@@ -150,6 +167,31 @@ def _game_settings(name: str, table: Mapping[str, Any], default_deals: int, wher
     return GameSettings(spec.name, players, deals, resolved, spec.teams(players, resolved) is not None, partners)
 
 
+def _sprt(data: Mapping[str, Any], challengers: tuple[str, ...],
+          names: set[str]) -> tuple[SprtSettings | None, str | None, int]:
+    """The SPRT settings, baseline and game cap of a league: all three, or no SPRT and neither of the others."""
+    table = data.get("sprt")
+    baseline = data.get("baseline")
+    max_games = data.get("max_games")
+    if table is None:
+        if baseline is not None or max_games is not None:
+            raise LeagueError("baseline and max_games belong to an SPRT: add [sprt] (or --sprt elo0=0,elo1=10)")
+        return None, None, DEFAULT_SPRT_MAX_GAMES
+    settings = sprt_settings(_expect(table, dict, "[sprt]"), "[sprt]")
+    if len(challengers) != 1:
+        raise LeagueError(f"an SPRT tests one challenger against the baseline, got {len(challengers)} challengers")
+    if baseline is None:
+        raise LeagueError("an SPRT needs a baseline: the bot the challenger is tested against")
+    if _expect(baseline, str, "baseline") not in names:
+        raise LeagueError(f"baseline {baseline} is not among the bots")
+    if baseline == challengers[0]:
+        raise LeagueError(f"the baseline {baseline} is the challenger itself")
+    max_games = _expect(DEFAULT_SPRT_MAX_GAMES if max_games is None else max_games, int, "max_games")
+    if not 1 <= max_games <= MAX_GAMES:
+        raise LeagueError(f"max_games must be from 1 to {MAX_GAMES:,}, got {max_games}")
+    return settings, baseline, max_games
+
+
 def build_league(data: Mapping[str, Any], base: Path, source: str) -> League:
     """A League from parsed league-file data (`base` resolves relative paths; `source` names it)."""
     try:
@@ -173,13 +215,14 @@ def build_league(data: Mapping[str, Any], base: Path, source: str) -> League:
         if not games:
             raise LeagueError("games: no game chosen")
         entrants = _entrants(_expect(data.get("bots", []), list, "bots"), base, "bots")
-        form = data.get("format", ROUND_ROBIN)
+        form = data.get("format", GAUNTLET if "sprt" in data else ROUND_ROBIN)  # an SPRT has a challenger
         if form not in FORMATS:
             raise LeagueError(f"format must be one of {', '.join(FORMATS)}, got {form!r}")
         challengers = tuple(_expect(c, str, "challengers entry") for c in _expect(data.get("challengers", []), list, "challengers"))
         missing = sorted(set(challengers) - {entrant.name for entrant in entrants})
         if missing:
             raise LeagueError(f"challenger(s) {', '.join(missing)} are not among the bots")
+        sprt, baseline, max_games = _sprt(data, challengers, {entrant.name for entrant in entrants})
         if (form == GAUNTLET) != bool(challengers):
             raise LeagueError("a gauntlet needs challengers, and only a gauntlet has them")
         max_tables = _expect(data.get("max_tables", 200), int, "max_tables")
@@ -193,8 +236,10 @@ def build_league(data: Mapping[str, Any], base: Path, source: str) -> League:
             limits = Limits(**{key: check_seconds(value, f"[limits].{key}") for key, value in limit_table.items()})
         except ValueError as error:
             raise LeagueError(str(error)) from None
-        planned = game_count({e.name: e.games for e in entrants}, games, seed, challengers, max_tables)
-        if planned > MAX_GAMES:
+        plays = {e.name: e.games for e in entrants}
+        if sprt is not None:  # its size is max_games; a round of sets must fit in it
+            sprt_rounds(sprt_tables(plays, games, challengers[0], baseline, max_tables, seed), max_games)
+        elif (planned := game_count(plays, games, seed, challengers, max_tables)) > MAX_GAMES:
             raise LeagueError(f"this tournament would play {planned:,} games, over the limit of {MAX_GAMES:,} per "
                               "results file (the schedule is held in memory); lower deals or max_tables, or split "
                               "it into several leagues")
@@ -202,8 +247,9 @@ def build_league(data: Mapping[str, Any], base: Path, source: str) -> League:
         return League(name=name, seed=seed, entrants=entrants, games=games, format=form, challengers=challengers,
                       max_tables=max_tables, limits=limits,
                       pin_cores=_expect(data.get("pin_cores", True), bool, "pin_cores"),
-                      out=None if out is None else base / _expect(out, str, "out"), deal_seed=deal_seed)
-    except (LeagueError, OptionError, ManifestError) as error:
+                      out=None if out is None else base / _expect(out, str, "out"), deal_seed=deal_seed,
+                      sprt=sprt, baseline=baseline, max_games=max_games)
+    except (LeagueError, OptionError, ManifestError, SprtError, ScheduleError) as error:
         raise LeagueError(f"{source}: {error}") from None
 
 

@@ -245,3 +245,106 @@ def _tables(entrants: Mapping[str, Sequence[str]], games: Sequence[GameSettings]
         for lineup in lineups(bots, settings, seated_challengers, max_tables, seed):
             if len(set(lineup)) >= 2:
                 yield settings, lineup
+
+
+SPRT_DEALS_PER_MATCH = 4  # deals a bot process set plays before the next table's turn (sets finish in order)
+
+
+class ScheduleError(ValueError):
+    """A schedule that cannot be made from these settings (an SPRT whose bots share no game, say)."""
+
+
+@dataclass(frozen=True)
+class SprtPlan:
+    """The schedule of an SPRT: matches in the order they should be played, and each game's duplicate set.
+
+    Sets are numbered in schedule order, which is the order the test counts them in.
+    """
+
+    matches: tuple[PlannedMatch, ...]
+    set_of: Mapping[str, int]  # game id -> duplicate set
+
+
+def twin_tables(bots: Sequence[str], settings: GameSettings, challenger: str, baseline: str,
+                max_tables: int, seed: int) -> list[tuple[tuple[str, ...], ...]]:
+    """The tables of an SPRT in one game, each as its sides: a lineup and its twin with challenger and
+    baseline exchanged (a single side when the exchange is one of the lineup's own rotations).
+
+    With a field (other bots playing the game), the challenger's gauntlet lineups against it;
+    without one, the two bots' own lineups.
+    """
+    field_bots = [bot for bot in bots if bot not in (challenger, baseline)]
+    if field_bots:
+        base = lineups([challenger, *field_bots], settings, [challenger], max_tables, seed)
+    else:
+        base = lineups([challenger, baseline], settings, (), max_tables, seed)
+    swap = {challenger: baseline, baseline: challenger}
+    tables: list[tuple[tuple[str, ...], ...]] = []
+    taken: set[tuple[str, ...]] = set()
+    for lineup in base:
+        if lineup in taken or len(set(lineup)) < 2:
+            continue
+        twin = tuple(swap.get(name, name) for name in lineup)
+        own = {tuple(lineup[index] for index in seating) for seating in rotations(lineup)}
+        sides = (lineup,) if twin in own else (lineup, twin)
+        taken.update(sides)
+        tables.append(sides)
+    return tables
+
+
+SprtTables = list[tuple[GameSettings, tuple[tuple[str, ...], ...]]]
+
+
+def sprt_tables(entrants: Mapping[str, Sequence[str]], games: Sequence[GameSettings], challenger: str,
+                baseline: str, max_tables: int, seed: int) -> SprtTables:
+    """Every table of an SPRT, with its game's settings: `twin_tables` of each game both bots play."""
+    tables = [(settings, sides)
+              for settings in games if settings.name in entrants.get(challenger, ())
+              and settings.name in entrants.get(baseline, ())
+              for sides in twin_tables(sorted(b for b, plays in entrants.items() if settings.name in plays),
+                                       settings, challenger, baseline, max_tables, seed)]
+    if not tables:
+        raise ScheduleError(f"the challenger {challenger} and the baseline {baseline} have no game in common")
+    return tables
+
+
+def sprt_rounds(tables: SprtTables, max_games: int) -> int:
+    """How many whole rounds (a deal at every table, on each side, in every rotation) fit in `max_games`."""
+    per_round = sum(len(sides) * len(rotations(sides[0])) for _, sides in tables)
+    if per_round > max_games:
+        raise ScheduleError(f"one round of duplicate sets (a deal at every table) takes {per_round} games, "
+                            f"more than max_games {max_games}")
+    return max_games // per_round
+
+
+def sprt_schedule(entrants: Mapping[str, Sequence[str]], games: Sequence[GameSettings], seed: int,
+                  challenger: str, baseline: str, max_games: int, max_tables: int = 200, *,
+                  deal_key: str) -> SprtPlan:
+    """The matches of an SPRT of `challenger` against `baseline`: up to `max_games` games in whole rounds.
+
+    A round is one deal at every table of every game both bots play; each deal is played on both
+    sides of a table (the same seed: the same cards in the same seats, challenger and baseline
+    exchanged), in every rotation, and makes one duplicate set. Matches hold a few deals of one
+    side, ordered round after round, so sets finish roughly in schedule order.
+    """
+    tables = sprt_tables(entrants, games, challenger, baseline, max_tables, seed)
+    rounds = sprt_rounds(tables, max_games)
+    matches: list[PlannedMatch] = []
+    set_of: dict[str, int] = {}
+    next_set = 0
+    for first in range(0, rounds, SPRT_DEALS_PER_MATCH):
+        deals = range(first, min(first + SPRT_DEALS_PER_MATCH, rounds))
+        for settings, sides in tables:
+            key = "+".join(sides[0])
+            # a match plays rotation by rotation, so its sets finish together, in deal order
+            number = {deal: next_set + index for index, deal in enumerate(deals)}
+            next_set += len(deals)
+            for lineup in sides:
+                match_id = f"{settings.name}/{'+'.join(lineup)}"
+                planned = tuple(
+                    PlannedGame(game_id=f"{match_id}/d{deal}/r{rotation}", deal=deal, rotation=rotation,
+                                seed=derive_seed(deal_key, settings.name, key, deal), seating=seating)
+                    for deal in deals for rotation, seating in enumerate(rotations(lineup)))
+                matches.append(PlannedMatch(match_id, settings.name, dict(settings.options), lineup, planned))
+                set_of.update((game.game_id, number[game.deal]) for game in planned)
+    return SprtPlan(tuple(matches), set_of)

@@ -209,3 +209,33 @@ def duplicate_score(games: Sequence[tuple[Sequence[str], Sequence[int]]], challe
     if comparisons == 0:
         raise ValueError(f"the set has no game with {challenger} in it")
     return points / comparisons
+
+
+class DuplicateSets:
+    """Gathers finished games into their duplicate sets and gives each complete set's score to the test.
+
+    `set_of` maps every scheduled game id to its set's number in schedule order.
+    """
+
+    def __init__(self, set_of: Mapping[str, int], challenger: str, baseline: str, test: SequentialTest):
+        self.set_of = set_of
+        self.challenger, self.baseline = challenger, baseline
+        self.test = test
+        self.size: dict[int, int] = {}
+        for index in set_of.values():
+            self.size[index] = self.size.get(index, 0) + 1
+        self._open: dict[int, list[tuple[Sequence[str], Sequence[int]]]] = {}
+
+    def add(self, game_id: str, seats: Sequence[str], ranks: Sequence[int]) -> None:
+        """One finished game (bot per seat, rank per seat); the test hears of its set once the set is complete."""
+        index = self.set_of[game_id]
+        games = self._open.setdefault(index, [])
+        games.append((seats, ranks))
+        if len(games) == self.size[index]:
+            del self._open[index]
+            self.test.record(index, duplicate_score(games, self.challenger, self.baseline))
+
+    @property
+    def games_counted(self) -> int:
+        """Games in the sets the test has counted."""
+        return sum(self.size[index] for index in range(self.test.sets))
