@@ -217,7 +217,7 @@ def sprt_run(out, *extra: str):
 
 def sprt_outcome(stdout: str) -> tuple[str, int, int]:
     """The verdict, the duplicate sets counted and the games in them, from the run's report."""
-    verdict = re.search(r"^SPRT .*: (H1 accepted|H0 accepted|undecided)", stdout, re.MULTILINE).group(1)
+    verdict = re.search(r"^SPRT [^:]*: (H1 accepted|H0 accepted|undecided)", stdout, re.MULTILINE).group(1)
     counted = re.search(r"after (\d+) duplicate sets \((\d+) games\)", stdout)
     return verdict, int(counted.group(1)), int(counted.group(2))
 
@@ -226,7 +226,7 @@ def test_heuristic_against_random_stops_for_h1_and_resumes_past_a_cap(tmp_path):
     from tests.test_tournament import ROOT
 
     bots = ["--bot", str(ROOT / "sample_bots" / "heuristic"), "--bot", str(ROOT / "sample_bots" / "random"),
-            "--challenger", "heuristic", "--baseline", "random", "--sprt", "elo0=0,elo1=10"]
+            "--challenger", "heuristic", "--baseline", "random", "--sprt", "elo0=0,elo1=10", "--deal-seed", "1"]
     out = tmp_path / "sprt.sqlite"
     capped = sprt_run(out, *bots, "--max-games", "6")
     assert capped.returncode == 3, capped.stderr
@@ -248,7 +248,7 @@ def test_heuristic_against_random_stops_for_h1_and_resumes_past_a_cap(tmp_path):
 def test_random_against_another_random_seed_accepts_h0_or_reaches_the_cap(tmp_path):
     from tests.test_tournament import bot
 
-    result = sprt_run(tmp_path / "even.sqlite", "--bot", bot("new", 1), "--bot", bot("old", 2),
+    result = sprt_run(tmp_path / "even.sqlite", "--bot", bot("new", 1), "--bot", bot("old", 2), "--deal-seed", "3",
                       "--challenger", "new", "--baseline", "old", "--sprt", "elo0=0,elo1=200", "--max-games", "80")
     verdict, sets, _ = sprt_outcome(result.stdout)
     assert (result.returncode, verdict) in ((1, "H0 accepted"), (3, "undecided")), result.stdout + result.stderr

@@ -285,11 +285,11 @@ def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
                     if isinstance(item, FinishedGame):
                         match_id, game = planned[item.game_id]
                         store.add_game(item.record, match_id, game.deal, game.rotation, game.cluster)
-                        progress.game(item.record)
                         if sets is not None:
                             sets.add(item.game_id, item.record["seats"], item.record["ranks"])
-                            if sets.test.decision is not None:
-                                break  # closing the stream stops the work in flight
+                        progress.game(item.record)
+                        if sets is not None and sets.test.decision is not None:
+                            break  # closing the stream stops the work in flight
                     else:
                         for fault in item.shutdown_faults:
                             progress.write(printable(f"warning: {fault['bot']} did not shut down cleanly: {fault['detail']}"))
@@ -347,8 +347,8 @@ def _sprt_report(league: League, sets: DuplicateSets, played: int) -> str:
     """The SPRT's outcome: the decision, the LLR and its bounds, the Elo difference, the games."""
     test, settings = sets.test, league.sprt
     challenger, baseline = league.challengers[0], league.baseline
-    verdict = {H1: f"H1 accepted: {challenger} is stronger than {baseline} by {settings.elo1:g} Elo or more",
-               H0: f"H0 accepted: {challenger} is not stronger than {baseline} by more than {settings.elo0:g} Elo",
+    verdict = {H1: f"H1 accepted ({challenger} at least {settings.elo1:g} Elo stronger than {baseline})",
+               H0: f"H0 accepted ({challenger} at most {settings.elo0:g} Elo stronger than {baseline})",
                None: f"undecided after {played} games (the cap, --max-games, is {league.max_games})"}
     estimate = test.estimate()
     elo = ("no duplicate set finished" if estimate is None else
