@@ -18,6 +18,7 @@ import sys
 import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import groupby
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -29,9 +30,10 @@ from runner.games import get_game
 from runner.games.base import Game, OptionError
 from runner.manifest import Entrant, ManifestError, load_entrant
 from runner.referee.faults import BotFault, Fault, cut, plain, printable
-from runner.referee.match import Match
 from runner.referee.process import BotProcess, BotSpec, Limits
 from runner.samples import SAMPLE_BOTS
+from runner.tournament.execute import FinishedGame, FinishedMatch, LocalExecutor, Lost, supervised
+from runner.tournament.schedule import PlannedGame, PlannedMatch
 
 MAX_GAMES_PER_GAME = 10_000  # --games-per-game: hours of play already, and the plan is a list in memory
 STDERR_LINES = 25  # non-empty lines of a faulting bot's stderr shown with a fault: a whole stack trace
@@ -238,7 +240,18 @@ def reproduce_command(bot: BotSpec, seated: list[BotSpec], seating: Seating, see
 
 
 def check_handshake(bot: BotSpec, limits: Limits) -> tuple[dict[str, Any] | None, float | None, list[Finding]]:
-    """Start the bot alone, take its hello, then shut it down: its hello, the handshake time, and faults."""
+    """Start the bot alone, take its hello, then shut it down: its hello, the handshake time, and faults.
+
+    It runs in a supervised worker process, so a bot that kills or stops its parent fails here."""
+    try:
+        return supervised(partial(_handshake, bot, limits), limits)
+    except Lost as lost:
+        return None, None, [Finding(Fault("sabotage", bot.name, f"the referee's process was {lost.reason} "
+                                          "during the bot's handshake or shutdown"), None, None, None)]
+
+
+def _handshake(bot: BotSpec, limits: Limits) -> tuple[dict[str, Any] | None, float | None, list[Finding]]:
+    """The handshake check itself (see `check_handshake`)."""
     process = BotProcess(bot, limits)
     started = time.monotonic()
     try:
@@ -257,28 +270,54 @@ def check_handshake(bot: BotSpec, limits: Limits) -> tuple[dict[str, Any] | None
 
 
 def check_game(bot: BotSpec, game: Game, games: int | None, limits: Limits, seed: int) -> GameCheck:
-    """Play `games` games of one game (a full pass over its seatings when None) and collect the faults."""
+    """Play `games` games of one game (a full pass over its seatings when None) and collect the faults.
+
+    The games run in a supervised worker process: a bot that kills or stops it is reported (and
+    its game played again, then played out without it), never a hang or a crash of `check`."""
     outcome = GameCheck(game.spec.name)
     started = time.monotonic()
     planned = list(enumerate(plan(game, games)))
-    planned.sort(key=lambda item: item[1].players)  # one match (one set of processes) per table size
-    for players, group in groupby(planned, key=lambda item: item[1].players):
+
+    def table_of(item: tuple[int, Seating]) -> tuple[int, tuple[tuple[str, Any], ...]]:
+        return item[1].players, tuple(sorted(item[1].options.items()))
+
+    planned.sort(key=table_of)  # one match (one set of processes) per table size and options
+    tables, specs, games_by_id = [], {}, {}
+    for (players, options), group in groupby(planned, key=table_of):
         bots = [bot] + opponents(bot.name, players - 1)
-        with Match(bots, limits) as match:
-            for index, seating in group:
-                order = list(range(1, players))
-                order.insert(seating.seat, 0)  # order[seat] = index in `bots` of the bot in that seat
-                seated = [bots[number] for number in order]
-                record = match.play(game, seed + index, seating.options, order)
-                replay = reproduce_command(bot, seated, seating, seed + index, limits)
-                outcome.seatings.append(seating)
-                outcome.decision_times += [seconds for seat, seconds in record.decision_times if seat == seating.seat]
-                outcome.findings += [Finding(fault, seating, seed + index, replay, opponent=fault.seat != seating.seat)
-                                     for fault in record.faults]
-                last_game = (seating, seed + index, replay)
-        # Shutdown comes after the match's last game, so that game's replay line ends the same way.
-        outcome.findings += [Finding(fault.at(game=game.spec.name), *last_game, opponent=fault.bot != bot.name)
-                             for fault in match.shutdown_faults]
+        specs.update((spec.name, spec) for spec in bots)
+        planned_games = []
+        for index, seating in group:
+            order = list(range(1, players))
+            order.insert(seating.seat, 0)  # order[seat] = index in `bots` of the bot in that seat
+            game_id = f"{game.spec.name}-{seed + index}"
+            planned_games.append(PlannedGame(game_id, index, 0, seed + index, tuple(order)))  # deals differ
+            replay = reproduce_command(bot, [bots[number] for number in order], seating, seed + index, limits)
+            games_by_id[game_id] = (seating, seed + index, replay)
+        tables.append(PlannedMatch(f"{game.spec.name} at {players}{''.join(f' {k}={v}' for k, v in options)}",
+                                   game.spec.name, dict(options), tuple(spec.name for spec in bots),
+                                   tuple(planned_games)))
+    last_game: dict[str, tuple[Seating, int, str]] = {}
+    for item in LocalExecutor(1, pin_cores=False).run(tables, specs, limits):
+        if isinstance(item, FinishedGame):
+            record = item.record
+            seating = games_by_id[item.game_id][0]
+            outcome.seatings.append(seating)
+            outcome.decision_times += [seconds for seat, seconds in record.decision_times if seat == seating.seat]
+            outcome.findings += [Finding(fault, *games_by_id[item.game_id], opponent=fault.seat != seating.seat)
+                                 for fault in record.faults]
+            last_game[item.match_id] = games_by_id[item.game_id]
+        elif isinstance(item, FinishedMatch):
+            # Shutdown comes after the match's last game, so that game's replay line ends the same way.
+            outcome.findings += [Finding(fault.at(game=game.spec.name), *last_game[item.match_id],
+                                         opponent=fault.bot != bot.name) for fault in item.shutdown_faults]
+        elif item.name is not None and item.disqualified is None:
+            where = games_by_id[item.game_id] if item.game_id else last_game.get(item.match_id, (None, None, None))
+            again = "; the game was played again" if item.game_id else " (between games)"
+            outcome.findings.append(Finding(
+                Fault("sabotage", item.name, f"the referee's process was {item.reason} while it waited on this "
+                                             f"bot{again}", game=game.spec.name, game_id=item.game_id),
+                *where, opponent=item.name != bot.name))
     outcome.duration = time.monotonic() - started
     return outcome
 

@@ -14,14 +14,18 @@ from typing import Any
 import click
 
 from runner.console import ArgumentError, Seconds, check_writable_file, make_folder, parse_option, result_table
-from runner.cores import PINNING_UNAVAILABLE, pin_to_core
+from runner.cores import PINNING_UNAVAILABLE, can_pin
 from runner.games import all_games, get_game
 from runner.games.base import OptionError
 from runner.human import HUMAN_DECISION_TIMEOUT, seat_humans
 from runner.manifest import load_entrant
 from runner.notation import deal_lines, move_lines, seat_name
-from runner.referee.match import Match, log_file_name
+from runner.referee.faults import Fault
+from runner.referee.match import log_file_name
 from runner.referee.process import Limits
+from runner.tournament.commands import lost_worker_line
+from runner.tournament.execute import FinishedGame, FinishedMatch, LocalExecutor
+from runner.tournament.schedule import PlannedGame, PlannedMatch
 
 
 class OneLineErrors(click.Group):
@@ -121,20 +125,32 @@ def play(game_name: str, bots: tuple[str, ...], seed: int, timeout: float, hands
         click.echo(json.dumps({"type": "decision", **data}) if as_json
                    else "\n".join(move_lines(data, names, public_only)))
 
-    if pin and not pin_to_core(0):  # the bots inherit the core
+    if pin and not can_pin():  # the worker pins itself and its bots where the system can
         click.echo(PINNING_UNAVAILABLE, err=True)
     limits = Limits(handshake_timeout=handshake_timeout, decision_timeout=timeout)
     if log_dir is not None:
         for spec in specs:  # the cap counts what a log holds: a play starts its logs afresh
             (log_dir / log_file_name(spec.name)).unlink(missing_ok=True)
-    with Match(specs, limits, log_dir=log_dir, observer=observe) as match:
-        record = match.play(game, seed, rule_options)
+    # The game runs in a supervised worker (pinned to the first core with its bots under --pin), so
+    # that a bot that kills or stops its parent costs a replay or a fault, never this command.
+    keys = [str(seat) for seat in range(len(specs))]  # names may repeat; seats do not
+    table = PlannedMatch(game.spec.name, game.spec.name, rule_options, tuple(keys),
+                         (PlannedGame(f"{game.spec.name}-{seed}", 0, 0, seed, tuple(range(len(specs)))),))
+    shutdown_faults: list[Fault] = []
+    for item in LocalExecutor(1, pin_cores=pin, log_root=log_dir).run([table], dict(zip(keys, specs)), limits,
+                                                                      observer=observe):
+        if isinstance(item, FinishedGame):
+            record = item.record
+        elif isinstance(item, FinishedMatch):
+            shutdown_faults = item.shutdown_faults
+        else:
+            click.echo(lost_worker_line(item), err=True)
     if as_json:
         click.echo(json.dumps({"type": "result", **record.to_dict()}))
     else:
         click.echo(f"\n{game.spec.title}, seed {seed}: {len(record.actions)} decisions in {record.duration:.2f} s")
         click.echo(result_table(record))
-    for fault in record.faults + match.shutdown_faults:
+    for fault in record.faults + shutdown_faults:
         click.echo(f"FAULT {fault.summary()}", err=True)
     if record_path is not None:
         try:

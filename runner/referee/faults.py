@@ -24,6 +24,8 @@ FAULT_KINDS = {
     "illegal": "PROTOCOL.md § Actions: the action is not one of the legal actions offered",
     "handshake": "PROTOCOL.md § Handshake: no valid hello (or a protocol version mismatch)",
     "start": "the bot's command could not be started",
+    "sabotage": "PROTOCOL.md § Lifecycle: the referee's process was killed or stopped while it waited on the bot "
+                "(twice in one game: the bot is left out of the rest of the run)",
 }
 
 MAX_EVIDENCE = 256  # bytes of offending data kept in a fault record

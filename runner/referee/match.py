@@ -24,8 +24,12 @@ from runner.referee.process import BotProcess, BotSpec, Limits
 
 UNSOLICITED_GRACE = 0.05  # seconds the last decider has to read its game_end before its pipe is looked at
 
-#: observer(kind, data) hears "decision" and "game_end" as they happen (the CLI's live log)
+#: observer(kind, data) hears "game_start", "decision" and "game_end" as they happen (the CLI's live
+#: log; a worker's supervisor learns from "game_start" which game is in flight)
 Observer = Callable[[str, dict[str, Any]], None]
+#: heartbeat(index) is called before the match waits on bot `index` and with None after: a supervisor
+#: watching the beats can tell a stuck referee from a slow bot, and whom to blame if it dies
+Heartbeat = Callable[[int | None], None]
 
 
 @dataclass
@@ -122,14 +126,20 @@ class Match:
         log_dir: Path | None = None,
         observer: Observer | None = None,
         log_label: str = "",
+        heartbeat: Heartbeat | None = None,
+        barred: Mapping[int, Fault] | None = None,
     ):
         """`log_dir` gets one stderr log per bot (`log_file_name`), shared with every other match
-        of the run that logs there; `log_label` names this match in each start's header line."""
+        of the run that logs there; `log_label` names this match in each start's header line.
+        `barred` maps the index of a disqualified bot to its fault: it is never started, and its
+        seats are played by the fallback from the first decision, with that fault recorded."""
         self.bots = list(bots)
         self.limits = limits
         self.log_dir = log_dir
         self.log_label = log_label
         self.observer = observer
+        self.heartbeat = heartbeat or (lambda index: None)
+        self.barred = dict(barred or {})
         self._processes: list[BotProcess | None] = [None] * len(self.bots)
         self.shutdown_faults: list[Fault] = []
         self._last_game_id: str | None = None  # the game that shutdown faults follow
@@ -145,6 +155,7 @@ class Match:
         bytes a bot sent after its last game's end check that no request asked for); a later
         `play` starts them afresh, with nothing in memory from the games before."""
         for index, process in enumerate(self._processes):
+            self.heartbeat(index)
             unsolicited = b"" if process is None else process.unsolicited()
             if unsolicited:
                 self.shutdown_faults.append(Fault(
@@ -161,6 +172,7 @@ class Match:
                     stderr_tail=process.stderr_tail(),
                 ))
             self._processes[index] = None
+        self.heartbeat(None)
 
     def play(
         self,
@@ -186,6 +198,8 @@ class Match:
             seed=seed,
             seats=[self.bots[index].name for index in seating],
         )
+        if self.observer is not None:
+            self.observer("game_start", {"game_id": record.game_id, "seats": record.seats})
         started = time.monotonic()
         self._last_game_id = record.game_id
         faulted: dict[int, Fault] = {}
@@ -278,9 +292,11 @@ class Match:
         process = self._process(index)
         sent = time.monotonic()
         deadline = sent + (process.spec.decision_timeout or self.limits.decision_timeout)
+        self.heartbeat(index)
         process.send({"type": "decision", "game_id": game_id, "decision": decision, "seat": seat,
                       "view": view, "events": events, "legal": legal, "time_ms": time_ms}, deadline)
         message, raw = process.receive(deadline)
+        self.heartbeat(None)
         record.decision_times.append((seat, time.monotonic() - sent))
         try:
             return checked_action(message, decision, legal)
@@ -314,17 +330,21 @@ class Match:
                                  f"the bot exited between games ({process.exit_status()})",
                                  stderr_tail=process.stderr_tail()))
         if process is None:
+            if index in self.barred:
+                raise BotFault(self.barred[index])
             spec = self.bots[index]
             log_path = None if self.log_dir is None else self.log_dir / log_file_name(spec.name)
             note = ", ".join(part for part in (self.log_label, where) if part)
             process = BotProcess(spec, self.limits, log_path, note)
             self._processes[index] = process
+            self.heartbeat(index)
             try:
                 process.start()
             except BotFault:
                 process.kill()
                 self._processes[index] = None
                 raise
+            self.heartbeat(None)
         return process
 
     def _discard(self, index: int) -> None:

@@ -22,11 +22,11 @@ from runner.cores import PINNING_UNAVAILABLE, can_pin
 from runner.games import get_game
 from runner.games.base import GameError, OptionError, score_to_wire
 from runner.html.replay import write_replay_page
-from runner.referee.faults import BotFault, printable
-from runner.referee.process import BotProcess
+from runner.referee.faults import BotFault, Fault, printable
+from runner.referee.process import BotProcess, BotSpec, Limits
 from runner.ratings import RatingError
 from runner.report import FORMATS, leaderboards, render
-from runner.tournament.execute import FinishedGame, LocalExecutor
+from runner.tournament.execute import FinishedGame, FinishedMatch, LocalExecutor, Lost, WorkerLost, supervised
 from runner.tournament.league import SAMPLE_LEAGUE, League, LeagueError, build_league, read_league_file
 from runner.tournament.progress import Progress
 from runner.tournament.schedule import (FORMATS as SCHEDULE_FORMATS, GAUNTLET, PlannedMatch, ScheduleError,
@@ -115,21 +115,35 @@ def _preflight(league: League) -> League:
     rather than losing every game it was scheduled for (an unbuilt sample bot, say)."""
     ready = []
     for entrant in league.entrants:
-        process = BotProcess(entrant.spec, league.limits)
         try:
-            process.start()
+            fault = supervised(partial(_start_once, entrant.spec, league.limits), league.limits)
+        except Lost as lost:
+            click.echo(f"warning: {entrant.name} left out of this run: the referee's process was {lost.reason} "
+                       "while it started", err=True)
+            continue
+        if fault is None:
             ready.append(entrant)
-        except BotFault as error:
-            tail = error.fault.stderr_tail.strip().splitlines()[-1:] or [""]
+        else:
+            tail = fault.stderr_tail.strip().splitlines()[-1:] or [""]
             click.echo(printable(f"warning: {entrant.name} left out of this run: it failed to start "
-                                 f"({error.fault.kind}: {error.fault.detail}){' stderr: ' + tail[0] if tail[0] else ''}; "
+                                 f"({fault.kind}: {fault.detail}){' stderr: ' + tail[0] if tail[0] else ''}; "
                                  "if it needs building, build it (sample bots: bash sample_bots/build.sh), "
                                  "then add it with --resume"), err=True)
-        finally:
-            process.stop()
     if len(ready) < 2:
         raise LeagueError(f"only {len(ready)} of {len(league.entrants)} bots could start; a tournament needs two")
     return replace(league, entrants=tuple(ready))
+
+
+def _start_once(spec: BotSpec, limits: Limits) -> Fault | None:
+    """Start a bot, take its hello and stop it: the fault that kept it from starting, or None."""
+    process = BotProcess(spec, limits)
+    try:
+        process.start()
+    except BotFault as error:
+        return error.fault
+    finally:
+        process.stop()
+    return None
 
 
 def _check_resume(store: ResultStore, league: League) -> None:
@@ -278,21 +292,24 @@ def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
         progress = Progress(total, total - len(planned), extra=None if sets is None else partial(_llr_text, sets.test))
         if sets is not None and sets.test.decision is not None:
             remaining = []  # decided by the games already recorded
-        stream = executor.run(remaining, bots_by_name, league.limits)
+        stream = executor.run(remaining, bots_by_name, league.limits, disqualified=store.disqualified())
         try:
             with contextlib.closing(stream):
                 for item in stream:
                     if isinstance(item, FinishedGame):
                         match_id, game = planned[item.game_id]
-                        store.add_game(item.record, match_id, game.deal, game.rotation, game.cluster)
+                        record = item.record.to_dict()
+                        store.add_game(record, match_id, game.deal, game.rotation, game.cluster)
                         if sets is not None:
-                            sets.add(item.game_id, item.record["seats"], item.record["ranks"])
-                        progress.game(item.record)
+                            sets.add(item.game_id, record["seats"], record["ranks"])
+                        progress.game(record)
                         if sets is not None and sets.test.decision is not None:
                             break  # closing the stream stops the work in flight
-                    else:
+                    elif isinstance(item, FinishedMatch):
                         for fault in item.shutdown_faults:
-                            progress.write(printable(f"warning: {fault['bot']} did not shut down cleanly: {fault['detail']}"))
+                            progress.write(printable(f"warning: {fault.bot} did not shut down cleanly: {fault.detail}"))
+                    else:
+                        _report_lost(item, store, progress.write)
         except KeyboardInterrupt:
             progress.close()
             saved = len(store.finished_ids())
@@ -356,6 +373,21 @@ def _sprt_report(league: League, sets: DuplicateSets, played: int) -> str:
     return (f"SPRT {challenger} vs {baseline} ({settings}): {verdict[test.decision]}\n"
             f"LLR {test.llr:.3f} (bounds {settings.lower:.3f}, {settings.upper:.3f}) after {test.sets} duplicate "
             f"sets ({sets.games_counted} games); {elo}; {played} games played")
+
+
+def lost_worker_line(lost: WorkerLost) -> str:
+    """One line about a lost worker: how it ended, the bot it waited on, and what it cost."""
+    who = f" while it waited on {lost.name}" if lost.name else ""
+    cost = f"game {lost.game_id} is played again" if lost.game_id else "no game was in flight"
+    return f"warning: the referee's worker process was {lost.reason}{who} ({lost.match_id}): {cost}"
+
+
+def _report_lost(lost: WorkerLost, store: ResultStore, write: Any) -> None:
+    """Report a lost worker, and record a disqualification it caused so that --resume keeps it."""
+    write(lost_worker_line(lost))
+    if lost.disqualified is not None:
+        store.add_disqualified(lost.bot, lost.disqualified)
+        write(f"warning: {lost.name} disqualified: {lost.disqualified}")
 
 
 @click.command()

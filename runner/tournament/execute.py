@@ -1,44 +1,58 @@
 """The seam between scheduling and execution: an `Executor` plays planned matches and streams games.
 
 The scheduler hands over `PlannedMatch`es and gets back each game as it finishes; how matches
-are spread over cores or machines is the executor's business. `LocalExecutor` runs them in a
-pool of worker processes on this machine; a distributed engine implements the same interface.
+are spread over cores or machines is the executor's business. `LocalExecutor` runs them in
+supervised worker processes on this machine; a distributed engine implements the same interface.
+
+A worker is expendable: a bot may kill or stop its parent, the worker. The supervisor (the
+process that owns the results) notices a worker that died, or that stopped or made no progress
+within the limits, kills it and its bots, and plays its unfinished games again in a new worker;
+a bot that is waited on when that happens twice in one game is disqualified (`sabotage`).
 """
 
 from __future__ import annotations
 
+import ctypes
 import math
 import multiprocessing
+import multiprocessing.connection
 import os
-import queue
+import pickle
 import signal
+import struct
 import sys
+import time
 import traceback
 from abc import ABC, abstractmethod
+from collections import Counter, deque
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 from runner.cores import pin_to_core, usable_cores
 from runner.games import get_game
-from runner.referee.match import Match
+from runner.referee.faults import Fault
+from runner.referee.match import GameRecord, Match, Observer
 from runner.referee.process import BotSpec, Limits
 from runner.tournament.schedule import PlannedMatch
 
-_POLL_SECONDS = 0.5  # how often the parent checks that its workers are still alive
+_POLL_SECONDS = 0.1  # how often the supervisor looks at its workers' state and progress
+STALL_MARGIN = 5.0  # seconds beyond its longest bounded wait before a silent worker is taken for stuck
+_UNBLAMED_LOSSES = 3  # losses of one game while waiting on no bot before it is taken for the referee's bug
 
 
 class ExecutionError(RuntimeError):
-    """A worker failed outside any bot's control (a bug or a killed worker), not a bot fault."""
+    """A worker failed outside any bot's control (a bug in the referee), not a bot fault."""
 
 
 @dataclass(frozen=True)
 class FinishedGame:
-    """A game played to its end: the match and game ids, and the `GameRecord.to_dict()` data."""
+    """A game played to its end: the match and game ids, and its record."""
 
     match_id: str
     game_id: str
-    record: dict[str, Any]
+    record: GameRecord
 
 
 @dataclass(frozen=True)
@@ -46,21 +60,40 @@ class FinishedMatch:
     """A match whose bots were shut down, with any faults of bots that did not exit cleanly."""
 
     match_id: str
-    shutdown_faults: list[dict[str, Any]]
+    shutdown_faults: list[Fault]
+
+
+@dataclass(frozen=True)
+class WorkerLost:
+    """A worker died or stopped before finishing its match: the game in flight (None when it was
+    between games), the bot it was waiting on, and how it ended. Its unfinished games are played again."""
+
+    match_id: str
+    game_id: str | None
+    bot: str | None  # the waited-on bot's key in `bots`, blamed for the loss
+    name: str | None  # that bot's name
+    reason: str  # "killed by signal 9 (SIGKILL)", "stopped", ...
+    disqualified: str | None = None  # the fault detail, when this loss disqualified the bot
 
 
 class Executor(ABC):
     """Plays planned matches and reports every game, then every match, as it finishes."""
 
     @abstractmethod
-    def run(self, matches: Sequence[PlannedMatch], bots: Mapping[str, BotSpec],
-            limits: Limits) -> Iterator[FinishedGame | FinishedMatch]:
-        """Play `matches` (bots by name); closing the iterator early stops the work and its bots."""
+    def run(self, matches: Sequence[PlannedMatch], bots: Mapping[str, BotSpec], limits: Limits,
+            disqualified: Mapping[str, str] | None = None,
+            observer: Observer | None = None) -> Iterator[FinishedGame | FinishedMatch | WorkerLost]:
+        """Play `matches` (bots by key in `bots`); closing the iterator early stops the work and its bots.
+
+        `disqualified` maps bots already disqualified to their fault detail: they are not started,
+        and their seats are played by the fallback. `observer` hears every game's decisions.
+        """
 
 
 def play_match(match: PlannedMatch, bots: Mapping[str, BotSpec], limits: Limits,
-               log_root: Path | None = None) -> Iterator[FinishedGame | FinishedMatch]:
-    """Play one match's games with one process per seat of its lineup, yielding each game.
+               log_root: Path | None = None, **hooks: Any) -> Iterator[FinishedGame | FinishedMatch]:
+    """Play one match's games with one process per seat of its lineup, yielding each game; `hooks`
+    go to `Match` (observer, heartbeat, barred).
 
     No bot process plays a deal twice: the games go rotation by rotation (every deal of rotation
     0, then of rotation 1 ...) and the table's bots are shut down, to start afresh, before a deal
@@ -73,7 +106,7 @@ def play_match(match: PlannedMatch, bots: Mapping[str, BotSpec], limits: Limits,
     if log_root is not None:
         log_root.mkdir(parents=True, exist_ok=True)
     with Match([bots[name] for name in match.lineup], limits, log_dir=log_root,
-               log_label=f"match {match.match_id} from deal {match.games[0].deal}") as table:
+               log_label=f"match {match.match_id} from deal {match.games[0].deal}", **hooks) as table:
         seen: set[int] = set()  # deals the running processes have played
         for planned in sorted(match.games, key=lambda planned: (planned.rotation, planned.deal)):
             if planned.deal in seen:
@@ -81,8 +114,8 @@ def play_match(match: PlannedMatch, bots: Mapping[str, BotSpec], limits: Limits,
                 seen.clear()
             seen.add(planned.deal)
             record = table.play(game, planned.seed, match.options, planned.seating, planned.game_id)
-            yield FinishedGame(match.match_id, planned.game_id, record.to_dict())
-    yield FinishedMatch(match.match_id, [fault.to_dict() for fault in table.shutdown_faults])
+            yield FinishedGame(match.match_id, planned.game_id, record)
+    yield FinishedMatch(match.match_id, list(table.shutdown_faults))
 
 
 PORTIONS_PER_WORKER = 4  # enough to even out the load at the end of a run, few enough to start bots rarely
@@ -115,82 +148,406 @@ def portions(matches: Sequence[PlannedMatch], jobs: int) -> list[PlannedMatch]:
     return cut
 
 
+# -- supervised worker processes ----------------------------------------------------------------
+
+_HEADER = struct.Struct("<Q")  # the length of each pickled message a worker sends its supervisor
+_DONE = "done"  # a worker's last message: everything it had to do is done and sent
+_ENDED = "ended"  # the supervisor's own mark: the worker's pipe closed and the worker was reaped
+_PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER, _PR_GET_CHILD_SUBREAPER = 1, 36, 37
+_libc = ctypes.CDLL(None, use_errno=True)
+#: Linux lets a supervisor adopt and kill a dead worker's bots (prctl) and see a stopped worker
+#: (/proc); elsewhere (macOS) a dead worker's bots exit at the end of their input, and a stopped
+#: worker is found by its silence (`stall_limit`)
+_LINUX = hasattr(_libc, "prctl") and os.path.isdir("/proc")
+T = TypeVar("T")
+
+
+class Lost(Exception):
+    """A supervised worker ended without finishing: `reason` says how ("killed by signal 9 (SIGKILL)")."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+class _Orphaned(Exception):
+    """The supervisor is gone: nobody will use this worker's work."""
+
+
+def stall_limit(limits: Limits, bots: Iterable[BotSpec] = ()) -> float:
+    """Seconds a worker may go without a heartbeat before it is taken for stuck: its longest bounded
+    wait on a bot (a handshake, a decision, a bot's own decision limit, a shutdown), plus a margin
+    for killing and reaping a bot."""
+    own_limits = [spec.decision_timeout for spec in bots if spec.decision_timeout]
+    return max(limits.handshake_timeout, limits.decision_timeout, *own_limits,
+               2 * limits.shutdown_grace) + STALL_MARGIN
+
+
+def _prctl(option: int, value: int) -> None:
+    if not _LINUX:
+        return
+    if _libc.prctl(option, value, 0, 0, 0) != 0:
+        error = ctypes.get_errno()
+        raise OSError(error, f"prctl({option}): {os.strerror(error)}")
+
+
 def _exit_on_sigterm(signum: int, frame: Any) -> None:
     """Turn SIGTERM into SystemExit so `with Match` shuts the worker's bots down on the way out."""
     sys.exit(128 + signum)
 
 
-def _worker(index: int, pin_cores: bool, tasks: Any, results: Any, bots: Mapping[str, BotSpec],
-            limits: Limits, parent: int, log_root: Path | None) -> None:
-    """Worker process: take matches until told to stop, sending each finished game to the parent."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+def _worker_main(body: Callable[[Callable[[Any], None], Callable[[int | None], None]], None], writer: int,
+                 beats: Any, core: int | None, supervisor: int, inherited: list[int]) -> None:
+    """A worker process: run `body(send, heartbeat)`, sending its messages up the pipe, then `_DONE`;
+    pinned to the `core`-th usable core when given."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the supervisor's to handle
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
-    if pin_cores:
-        pin_to_core(index)  # bots spawned later inherit the core; where it cannot, the command said so
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)  # even a stopped worker dies with its supervisor
+    if os.getppid() != supervisor:
+        return  # the supervisor died before the line above
+    for fd in inherited:
+        os.close(fd)  # other workers' pipes: holding them would hide those workers' ends
+    if core is not None:
+        pin_to_core(core)  # bots spawned later inherit the core; where it cannot, the command said so
+
+    def send(message: Any) -> None:
+        if os.getppid() != supervisor:
+            raise _Orphaned
+        data = pickle.dumps(message, pickle.HIGHEST_PROTOCOL)
+        view = memoryview(_HEADER.pack(len(data)) + data)
+        while view:
+            view = view[os.write(writer, view):]
+
+    def heartbeat(index: int | None) -> None:
+        beats[1] = -1 if index is None else index
+        beats[0] += 1
+
     try:
-        while (match := tasks.get()) is not None:
-            for finished in play_match(match, bots, limits, log_root):
-                if os.getppid() != parent:
-                    results.cancel_join_thread()  # nobody reads the queue any more: do not wait to flush it
-                    return  # the runner was killed: nobody will store this work
-                results.put(finished)
-    except Exception:  # noqa: BLE001 - reported to the parent, which raises it as ExecutionError
-        results.put(("error", f"worker {index}: {traceback.format_exc()}"))
-    results.put(("done", index))
+        body(send, heartbeat)
+        send(_DONE)
+    except _Orphaned:
+        return
+    except Exception:  # noqa: BLE001 - reported to the supervisor, which raises it as ExecutionError
+        try:
+            send(("error", traceback.format_exc()))
+        except (OSError, _Orphaned):
+            return  # the supervisor is gone: there is nobody left to tell
+
+
+def _describe_exit(code: int | None) -> str:
+    """How a worker ended, from its exit code."""
+    if code is not None and code < 0:
+        try:
+            return f"killed by signal {-code} ({signal.Signals(-code).name})"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exited with status {code}"
+
+
+def _process_table() -> dict[int, tuple[str, int, int]]:
+    """Every process on the machine: pid -> (state, parent pid, process group)."""
+    table: dict[int, tuple[str, int, int]] = {}
+    for entry in os.listdir("/proc") if _LINUX else ():
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as stat:
+                    fields = stat.read().rsplit(b")", 1)[1].split()
+            except (OSError, IndexError):
+                continue  # it exited meanwhile
+            table[int(entry)] = (fields[0].decode(), int(fields[1]), int(fields[2]))
+    return table
+
+
+def _process_state(pid: int) -> str:
+    """The state letter of one process (R, S, T ...), or "" when it is gone (or there is no /proc)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[0].decode()
+    except (OSError, IndexError):
+        return ""
+
+
+class _Worker:
+    """The supervisor's handle on one worker process: its pipe, its heartbeat, and how it ended."""
+
+    def __init__(self, context: Any, body: Callable[..., None], core: int | None, others: list[int], task: Any):
+        self.task = task
+        self.beats = context.RawArray("q", [0, -1])  # heartbeats, index of the bot waited on (-1: none)
+        reader, writer = os.pipe()
+        self.process = context.Process(target=_worker_main, name="cardarena-worker",
+                                       args=(body, writer, self.beats, core, os.getpid(), [reader, *others]))
+        self.process.start()
+        os.close(writer)
+        os.set_blocking(reader, False)
+        self.fd = reader
+        self.received: set[str] = set()  # ids of the games it sent
+        self.playing: str | None = None  # id of the game it began last
+        self.done = False
+        self.ended = False
+        self.reason: str | None = None  # why the supervisor killed it
+        self._buffer = bytearray()
+        self._progress = (0, time.monotonic())  # heartbeats last seen, and when they changed
+        self._stopped_polls = 0
+
+    @property
+    def waiting(self) -> int | None:
+        """The index of the bot the worker is waiting on, if any."""
+        return None if self.beats[1] < 0 else self.beats[1]
+
+    def messages(self) -> list[Any]:
+        """The complete messages that arrived; at end of file `ended` is set (a partial one is dropped)."""
+        while True:
+            try:
+                chunk = os.read(self.fd, 1 << 16)
+            except BlockingIOError:
+                break
+            if not chunk:
+                self.ended = True
+                break
+            self._buffer += chunk
+        arrived = []
+        while len(self._buffer) >= _HEADER.size:
+            (size,) = _HEADER.unpack_from(self._buffer)
+            if len(self._buffer) < _HEADER.size + size:
+                break
+            arrived.append(pickle.loads(self._buffer[_HEADER.size:_HEADER.size + size]))
+            del self._buffer[:_HEADER.size + size]
+        return arrived
+
+    def stuck(self, now: float, limit: float) -> str | None:
+        """Why the worker counts as stuck (stopped, or no heartbeat within `limit`), or None."""
+        beats = self.beats[0]
+        if beats != self._progress[0]:
+            self._progress = (beats, now)
+        # Stopped (by SIGSTOP, or traced) at two polls running: not a passing Ctrl-Z of the whole job.
+        self._stopped_polls = self._stopped_polls + 1 if _process_state(self.process.pid) in ("T", "t") else 0
+        if self._stopped_polls >= 2:
+            return "stopped"
+        if now - self._progress[1] > limit:
+            return f"stuck (no progress for {limit:g} s)"
+        return None
+
+    def excuse(self, now: float) -> None:
+        """Restart the progress clock: the supervisor itself was not running (suspended, say)."""
+        self._progress = (self.beats[0], now)
+
+    def reap(self) -> str:
+        """Wait for the ended worker and close its pipe; how it ended."""
+        self.process.join(timeout=5)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join()
+        os.close(self.fd)
+        return self.reason or _describe_exit(self.process.exitcode)
+
+
+class _Supervisor:
+    """Starts worker processes and watches them: their messages, their ends, and whether they are stuck.
+
+    While it runs, this process is the reaper of its descendants' orphans, so that the bots of a
+    worker that died (and their children) become its children and are killed, not left running.
+    """
+
+    def __init__(self, limits: Limits, stall: float):
+        self.context = multiprocessing.get_context("fork")
+        self.limits = limits
+        self.stall = stall
+        self.workers: list[_Worker] = []
+        self._last_poll = time.monotonic()
+
+    def __enter__(self) -> "_Supervisor":
+        self._was_reaper = ctypes.c_int(0)
+        if _LINUX and _libc.prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(self._was_reaper), 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_GET_CHILD_SUBREAPER) failed")
+        self._children_before = self._children()
+        _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        for worker in self.workers:
+            if worker.process.is_alive():
+                worker.process.terminate()  # its Match shuts its bots down
+        for worker in self.workers:
+            worker.process.join(timeout=self.limits.shutdown_grace * 4 + 1)
+            if worker.process.is_alive():
+                worker.process.kill()
+                worker.process.join()
+            os.close(worker.fd)
+        self.workers.clear()
+        self._kill_orphans()
+        _prctl(_PR_SET_CHILD_SUBREAPER, self._was_reaper.value)
+
+    def start(self, body: Callable[..., None], core: int | None = None, task: Any = None) -> _Worker:
+        """A new worker running `body(send, heartbeat)`."""
+        worker = _Worker(self.context, body, core, [other.fd for other in self.workers], task)
+        self.workers.append(worker)
+        return worker
+
+    def events(self) -> list[tuple[_Worker, Any]]:
+        """Wait a moment for messages: (worker, message) as they arrived, then (worker, `_ENDED`)
+        for each worker that ended (it is reaped and its orphaned bots killed by then). A worker
+        found stopped or stuck is killed, and ends by a later call."""
+        multiprocessing.connection.wait([worker.fd for worker in self.workers], _POLL_SECONDS)
+        now = time.monotonic()
+        if now - self._last_poll > 1.0:  # this process was not running: nobody's progress was measured
+            for worker in self.workers:
+                worker.excuse(now)
+        self._last_poll = now
+        events = []
+        for worker in list(self.workers):
+            events += [(worker, message) for message in worker.messages()]
+            if worker.ended:
+                self.workers.remove(worker)
+                worker.reason = worker.reap()
+                self._kill_orphans()
+                events.append((worker, _ENDED))
+            elif worker.reason is None and (reason := worker.stuck(now, self.stall)) is not None:
+                worker.reason = reason
+                worker.process.kill()
+        return events
+
+    def _children(self) -> set[int]:
+        me = os.getpid()
+        return {pid for pid, (_, parent, _) in _process_table().items() if parent == me}
+
+    def _kill_orphans(self) -> None:
+        """Kill (with their process groups) and reap the processes orphaned to this one since it began."""
+        table = _process_table()
+        me, own_group = os.getpid(), os.getpgrp()
+        live = {worker.process.pid for worker in self.workers}
+        orphans = [pid for pid, (_, parent, _) in table.items()
+                   if parent == me and pid not in live and pid not in self._children_before]
+        for pid in orphans:
+            group = table[pid][2]
+            try:
+                if group != own_group:
+                    os.killpg(group, signal.SIGKILL)
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass  # it is gone already (it is still reaped below)
+        deadline = time.monotonic() + 2.0
+        while orphans and time.monotonic() < deadline:
+            orphans = [pid for pid in orphans if not self._reaped(pid)]
+            if orphans:
+                time.sleep(0.01)
+
+    @staticmethod
+    def _reaped(pid: int) -> bool:
+        try:
+            return os.waitpid(pid, os.WNOHANG)[0] == pid
+        except ChildProcessError:
+            return True  # reaped elsewhere
+
+
+def supervised(work: Callable[[], T], limits: Limits) -> T:
+    """`work()` run in a supervised worker process, for work that starts a bot: its result, or `Lost`
+    when the worker was killed or stopped (by that bot) before returning."""
+    result: list[T] = []
+    with _Supervisor(limits, stall_limit(limits)) as supervisor:
+        supervisor.start(lambda send, heartbeat: send(("result", work())))
+        while supervisor.workers:
+            for worker, message in supervisor.events():
+                if message == _DONE:
+                    worker.done = True
+                elif message == _ENDED:
+                    if not worker.done:
+                        raise Lost(worker.reason or "lost")
+                elif message[0] == "error":
+                    raise ExecutionError(message[1])
+                else:
+                    result.append(message[1])
+    return result[0]
 
 
 class LocalExecutor(Executor):
-    """Runs matches in `jobs` worker processes, each optionally pinned to one core with its bots;
-    bots' stderr is logged under `log_root` when given."""
+    """Runs matches in `jobs` supervised worker processes, each optionally pinned to one core with
+    its bots; bots' stderr is logged under `log_root` when given."""
 
     def __init__(self, jobs: int | None = None, pin_cores: bool = True, log_root: Path | None = None):
         self.jobs = jobs or usable_cores()
         self.pin_cores = pin_cores
         self.log_root = log_root
 
-    def run(self, matches: Sequence[PlannedMatch], bots: Mapping[str, BotSpec],
-            limits: Limits) -> Iterator[FinishedGame | FinishedMatch]:
-        if not matches:
+    def run(self, matches: Sequence[PlannedMatch], bots: Mapping[str, BotSpec], limits: Limits,
+            disqualified: Mapping[str, str] | None = None,
+            observer: Observer | None = None) -> Iterator[FinishedGame | FinishedMatch | WorkerLost]:
+        pending = deque(portions(matches, self.jobs))
+        if not pending:
             return
-        context = multiprocessing.get_context("fork")
-        tasks, results = context.Queue(), context.Queue()
-        matches = portions(matches, self.jobs)
-        jobs = min(self.jobs, len(matches))
-        for match in matches:
-            tasks.put(match)
-        for _ in range(jobs):
-            tasks.put(None)
-        workers = [context.Process(target=_worker, name=f"cardarena-worker-{index}",
-                                   args=(index, self.pin_cores, tasks, results, bots, limits, os.getpid(),
-                                         self.log_root))
-                   for index in range(jobs)]
-        for worker in workers:
-            worker.start()
-        try:
-            running = jobs
-            while running:
-                try:
-                    message = results.get(timeout=_POLL_SECONDS)
-                except queue.Empty:
-                    dead = [w for w in workers if w.exitcode not in (None, 0)]
-                    if dead:
-                        raise ExecutionError(f"{dead[0].name} died with exit code {dead[0].exitcode}") from None
-                    continue
-                if isinstance(message, tuple):
-                    kind, detail = message
-                    if kind == "error":
-                        raise ExecutionError(detail)
-                    running -= 1
-                else:
-                    yield message
-        finally:
-            for worker in workers:
-                if worker.is_alive():
-                    worker.terminate()
-            for worker in workers:
-                worker.join(timeout=limits.shutdown_grace * 4 + 1)
-                if worker.is_alive():
-                    worker.kill()
-                    worker.join()
-            tasks.cancel_join_thread()
-            results.cancel_join_thread()
+        barred = dict(disqualified or {})
+        strikes: Counter[tuple[str, frozenset[str]]] = Counter()  # losses per (bot waited on, games left)
+        unblamed: Counter[frozenset[str]] = Counter()  # losses per games left, while waiting on no bot
+        slots: list[_Worker | None] = [None] * min(self.jobs, len(pending))
+        with _Supervisor(limits, stall_limit(limits, bots.values())) as supervisor:
+            while pending or any(slots):
+                for slot, worker in enumerate(slots):
+                    if worker is None and pending:
+                        match = pending.popleft()
+                        body = partial(self._play, match, bots, limits, dict(barred), observer)
+                        slots[slot] = supervisor.start(body, slot if self.pin_cores else None,
+                                                       task=match)
+                for worker, message in supervisor.events():
+                    if isinstance(message, FinishedGame):
+                        worker.received.add(message.game_id)
+                        yield message
+                    elif isinstance(message, FinishedMatch):
+                        yield message
+                    elif message == _DONE:
+                        worker.done = True
+                    elif message == _ENDED:
+                        slots[slots.index(worker)] = None
+                        if not worker.done:
+                            yield from self._lost(worker, bots, barred, strikes, unblamed, pending)
+                    elif message[0] == "playing":
+                        worker.playing = message[1]
+                    elif message[0] == "observe":
+                        if observer is not None:
+                            observer(*message[1:])
+                    else:
+                        raise ExecutionError(message[1])
+
+    def _play(self, match: PlannedMatch, bots: Mapping[str, BotSpec], limits: Limits, barred: Mapping[str, str],
+              observer: Observer | None, send: Callable[[Any], None], heartbeat: Callable[[int | None], None]) -> None:
+        """A worker's body: play one match, sending each game; disqualified bots sit out."""
+        hooks: dict[str, Any] = {"heartbeat": heartbeat, "barred": {
+            index: Fault("sabotage", bots[key].name, barred[key])
+            for index, key in enumerate(match.lineup) if key in barred}}
+
+        def observe(kind: str, data: dict[str, Any]) -> None:
+            if kind == "game_start":
+                send(("playing", data["game_id"]))
+            if observer is not None:
+                send(("observe", kind, data))
+
+        for item in play_match(match, bots, limits, self.log_root, observer=observe, **hooks):
+            send(item)
+
+    @staticmethod
+    def _lost(worker: _Worker, bots: Mapping[str, BotSpec], barred: dict[str, str],
+              strikes: Counter[tuple[str, frozenset[str]]], unblamed: Counter[frozenset[str]],
+              pending: deque[PlannedMatch]) -> Iterator[WorkerLost]:
+        """Account for a lost worker: blame the bot it waited on, disqualify it at its second loss at the
+        same point, and put the games it did not finish back at the head of the queue."""
+        match: PlannedMatch = worker.task
+        unfinished = tuple(game for game in match.games if game.game_id not in worker.received)
+        game_id = worker.playing if worker.playing not in worker.received else None
+        key = None if worker.waiting is None else match.lineup[worker.waiting]
+        reason = worker.reason or "lost"
+        detail = None
+        # Losses are counted per point of no progress (the same games left): the same bot waited on
+        # twice there is deterministic sabotage; no bot waited on, time after time, is the referee's bug.
+        point = frozenset(game.game_id for game in unfinished)
+        if key is None and unfinished:
+            unblamed[point] += 1
+            if unblamed[point] >= _UNBLAMED_LOSSES:
+                raise ExecutionError(f"the worker playing {game_id or match.match_id} was lost {unblamed[point]} "
+                                     f"times while it waited on no bot (last: {reason}): a failure of the referee, "
+                                     "not of a bot")
+        elif key is not None and unfinished:
+            strikes[key, point] += 1
+            if strikes[key, point] >= 2 and key not in barred:
+                detail = barred[key] = (f"left out of the rest of the run: twice in one game, the referee's worker "
+                                        f"process was {reason} while it waited on this bot")
+        yield WorkerLost(match.match_id, game_id, key, None if key is None else bots[key].name, reason, detail)
+        if unfinished:
+            pending.appendleft(replace(match, games=unfinished))

@@ -149,6 +149,17 @@ class ResultStore:
         with self._guard(), self.db:
             self.db.execute("INSERT OR REPLACE INTO meta VALUES ('settings', ?)", (json.dumps(settings, sort_keys=True),))
 
+    def disqualified(self) -> dict[str, str]:
+        """Bots disqualified from this tournament, with the detail of their fault (kept in `meta`)."""
+        text = self.meta("disqualified")
+        return {} if text is None else json.loads(text)
+
+    def add_disqualified(self, bot: str, detail: str) -> None:
+        """Record that `bot` sits out the rest of this tournament (and every `--resume` of it)."""
+        with self.db:
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('disqualified', ?)",
+                            (json.dumps({**self.disqualified(), bot: detail}, sort_keys=True),))
+
     def entrants(self) -> dict[str, dict[str, Any]]:
         """Recorded entrants by name: identity digest (`manifest_hash`), command, games, and the
         digest of each file of the bot ({} when the file predates per-file digests)."""

@@ -23,7 +23,7 @@ def play(misbehave, hello_version=PROTOCOL_VERSION):
     parser.add_argument("--after", type=int, default=1)
     if isinstance(misbehave, dict):
         parser.add_argument("--mode", choices=list(misbehave), default=next(iter(misbehave)))
-    args = parser.parse_args()
+    args, _ = parser.parse_known_args()  # a bot may take arguments of its own
     if isinstance(misbehave, dict):
         misbehave = misbehave[args.mode]
     inp, out = sys.stdin.buffer, sys.stdout.buffer
