@@ -96,8 +96,8 @@ def test_check_and_run_survive_a_bot_that_kills_its_parent_at_its_start(tmp_path
 
 def hostile_run(out: Path, marker: Path, *extra: str) -> list[str]:
     """Two random bots, a bot that kills its parent, one that stops it, and one that kills it once."""
-    return ["run", "--game", "casino", "--deals", "2", "--seed", "4", "--timeout", "0.5", "--jobs", "2",
-            "--bootstrap", "10", "--out", str(out),
+    return ["run", "--game", "casino", "--deals", "2", "--seed", "4", "--deal-seed", "4", "--timeout", "0.5",
+            "--jobs", "2", "--bootstrap", "10", "--out", str(out),
             "--bot", f"a={PYTHON} {RANDOM_BOT} --seed 1", "--bot", f"b={PYTHON} {RANDOM_BOT} --seed 2",
             "--bot", zoo_bot("k", "kills_parent.py"), "--bot", zoo_bot("s", "stops_parent.py"),
             "--bot", zoo_bot("o", "kills_parent_once.py", "--marker", str(marker)), *extra]
