@@ -42,9 +42,10 @@ def games_per_second(game: str, jobs: int, deals: int) -> tuple[int, float, int]
         for item in LocalExecutor(jobs, pin_cores=True).run(plans, bots, Limits(decision_timeout=5.0)):
             if isinstance(item, FinishedGame):
                 game_plan = planned[item.game_id]
-                store.add_game(item.record, item.match_id, game_plan.deal, game_plan.rotation, game_plan.cluster)
+                record = item.record.to_dict()
+                store.add_game(record, item.match_id, game_plan.deal, game_plan.rotation, game_plan.cluster)
                 played += 1
-                faults += len(item.record["faults"])
+                faults += len(record["faults"])
         elapsed = time.perf_counter() - started
     return played, played / elapsed, faults
 
