@@ -101,7 +101,7 @@ def test_log_dir_keeps_each_bots_stderr(tmp_path):
                      "--quiet", "--log-dir", str(tmp_path / "logs"))
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "logs" / "noisy.stderr.log").stat().st_size >= 65_536
-    assert (tmp_path / "logs" / "r.stderr.log").read_text().startswith("[cardarena: r started, game ")
+    assert (tmp_path / "logs" / "r.stderr.log").read_text().startswith("[cardarena: r started, match knock-rummy")
 
 
 def test_a_play_record_replays_through_the_engine(tmp_path):
