@@ -25,13 +25,14 @@ from typing import Any, Callable, Iterable
 
 import click
 
-from runner.console import ArgumentError, Seconds, check_writable_file
+from runner.console import ArgumentError, Seconds, check_writable_file, pass_env_option, require_sandbox, sandbox_option
 from runner.games import get_game
 from runner.games.base import Game, OptionError
 from runner.manifest import Entrant, ManifestError, load_entrant
 from runner.referee.faults import BotFault, Fault, cut, plain, printable
 from runner.referee.process import BotProcess, BotSpec, Limits
 from runner.samples import SAMPLE_BOTS
+from runner.referee.sandbox import SandboxSettings, describe as describe_sandbox
 from runner.tournament.execute import FinishedGame, FinishedMatch, LocalExecutor, Lost, supervised
 from runner.tournament.schedule import PlannedGame, PlannedMatch
 
@@ -131,6 +132,7 @@ class CheckReport:
     command: tuple[str, ...]
     cwd: str | None
     limits: Limits
+    sandbox: str = ""  # which sandbox the bot ran under, with its caps (sandbox.describe)
     hello: dict[str, Any] | None = None
     handshake_seconds: float | None = None
     lifecycle: list[Finding] = field(default_factory=list)
@@ -161,7 +163,7 @@ class CheckReport:
         """Plain data for --json."""
         return {
             "bot": self.bot, "command": list(self.command), "cwd": self.cwd, "passed": self.passed,
-            "decision_timeout": self.limits.decision_timeout, "hello": plain(self.hello),
+            "decision_timeout": self.limits.decision_timeout, "sandbox": self.sandbox, "hello": plain(self.hello),
             "handshake_seconds": self.handshake_seconds,
             "lifecycle_faults": [finding.to_dict() for finding in self.lifecycle],
             "games": [{
@@ -232,6 +234,10 @@ def reproduce_command(bot: BotSpec, seated: list[BotSpec], seating: Seating, see
     words = ["cardarena", "play", seating.game, "--seed", str(seed), "--timeout", f"{limits.decision_timeout:g}"]
     if limits.handshake_timeout != Limits.handshake_timeout:
         words += ["--handshake-timeout", f"{limits.handshake_timeout:g}"]
+    if limits.sandbox.mode != SandboxSettings.mode:
+        words += ["--sandbox", limits.sandbox.mode]
+    for name in limits.sandbox.pass_env:
+        words += ["--pass-env", name]
     for spec in seated:
         words += ["--bot", f"{spec.name}={shlex.join(spec.command)}"]
     for key, value in seating.options.items():
@@ -327,7 +333,7 @@ def check_bot(entrant: Entrant, games: Iterable[str], limits: Limits, games_per_
     """Check one bot: the handshake and shutdown alone, then each game in turn; `progress` hears
     the report's lines as each part finishes (a long check shows its way)."""
     spec = entrant.spec
-    report = CheckReport(spec.name, spec.command, spec.cwd, limits)
+    report = CheckReport(spec.name, spec.command, spec.cwd, limits, describe_sandbox(limits.sandbox))
     report.hello, report.handshake_seconds, report.lifecycle = check_handshake(spec, limits)
     if progress is not None:
         progress(describe_lifecycle(report))
@@ -386,7 +392,8 @@ def describe_game(game: GameCheck, limit: float) -> list[str]:
 def describe_lifecycle(report: CheckReport) -> list[str]:
     """The handshake and shutdown lines."""
     lines = [printable(f"check {report.bot}: {shlex.join(report.command)}" + (f" (in {report.cwd})" if report.cwd else "")
-                       + f" against the random bot; decision limit {milliseconds(report.limits.decision_timeout)}")]
+                       + f" against the random bot; decision limit {milliseconds(report.limits.decision_timeout)}"),
+             f"sandbox: {report.sandbox}"]
     if report.hello is not None:
         name, version = (cut(report.hello[key], 200) for key in ("name", "version"))
         lines.append(printable(f"handshake: ok in {report.handshake_seconds:.2f} s (hello from {name!r} version {version!r})"))
@@ -413,6 +420,8 @@ def junit_xml(report: CheckReport) -> bytes:
     """A JUnit XML report: one testcase per game; lifecycle faults fail every case, being part of each."""
     bot = printable(report.bot)  # every other text below is escaped where it is rendered
     suite = ET.Element("testsuite", name=f"cardarena check {bot}", tests=str(len(report.games)))
+    properties = ET.SubElement(suite, "properties")
+    ET.SubElement(properties, "property", name="sandbox", value=report.sandbox)
     failed = 0
     for game in report.games:
         case = ET.SubElement(suite, "testcase", classname=f"cardarena.check.{bot}", name=game.game,
@@ -470,20 +479,25 @@ def games_to_check(entrant: Entrant, given: tuple[str, ...]) -> list[str]:
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write a JUnit XML report here (one testcase per game) for CI systems.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON instead of text.")
+@sandbox_option("auto")
+@pass_env_option()
 def check(bot_text: str, game_names: tuple[str, ...], games_per_game: int | None, timeout: float,
-          handshake_timeout: float, seed: int, junit_path: Path | None, as_json: bool) -> None:
+          handshake_timeout: float, seed: int, junit_path: Path | None, as_json: bool, sandbox_mode: str,
+          pass_env: tuple[str, ...]) -> None:
     """Check BOT (a bot folder with bot.toml, or NAME=CMD) against the random bot in every game, seat
     and player count; exit status 0 only when it made no fault."""
     try:
         entrant = load_entrant(bot_text)
         games = games_to_check(entrant, game_names)
+        sandbox = SandboxSettings(mode=sandbox_mode, pass_env=pass_env)
     except (ManifestError, OptionError, ValueError) as error:
         raise ArgumentError(str(error)) from None
     if junit_path is not None:
         check_writable_file(junit_path, "--junit")
+    require_sandbox(sandbox)
     if not RANDOM_BOT.is_file():
         raise click.ClickException(f"the opponent, the sample random bot, is missing: {RANDOM_BOT}")
-    limits = Limits(handshake_timeout=handshake_timeout, decision_timeout=timeout)
+    limits = Limits(handshake_timeout=handshake_timeout, decision_timeout=timeout, sandbox=sandbox)
 
     def echo(lines: list[str]) -> None:
         click.echo("\n".join(lines))

@@ -13,7 +13,8 @@ from typing import Any
 
 import click
 
-from runner.console import ArgumentError, Seconds, check_writable_file, make_folder, parse_option, result_table
+from runner.console import (ArgumentError, Seconds, check_writable_file, make_folder, parse_option, pass_env_option,
+                            require_sandbox, result_table, sandbox_option)
 from runner.cores import PINNING_UNAVAILABLE, can_pin
 from runner.games import all_games, get_game
 from runner.games.base import OptionError
@@ -23,6 +24,7 @@ from runner.notation import deal_lines, move_lines, seat_name
 from runner.referee.faults import Fault
 from runner.referee.match import log_file_name
 from runner.referee.process import Limits
+from runner.referee.sandbox import SandboxSettings
 from runner.tournament.commands import lost_worker_line
 from runner.tournament.execute import FinishedGame, FinishedMatch, LocalExecutor
 from runner.tournament.schedule import PlannedGame, PlannedMatch
@@ -90,9 +92,11 @@ def games() -> None:
 @click.option("--pin/--no-pin", default=True, show_default=True,
               help="Keep the referee and its bots on one CPU core (pipe round trips are several "
                    "times faster there: tests/bench/bench_referee.py).")
+@sandbox_option("auto")
+@pass_env_option()
 def play(game_name: str, bots: tuple[str, ...], seed: int, timeout: float, handshake_timeout: float,
          options: tuple[str, ...], record_path: Path | None, quiet: bool, as_json: bool, log_dir: Path | None,
-         pin: bool) -> None:
+         pin: bool, sandbox_mode: str, pass_env: tuple[str, ...]) -> None:
     """Play one GAME between bot processes and print the deal, the moves and the result.
 
     `--bot NAME=human` seats you: you play that seat in this terminal (runner/human.py)."""
@@ -102,12 +106,14 @@ def play(game_name: str, bots: tuple[str, ...], seed: int, timeout: float, hands
         game.spec.check_players(len(specs))
         rule_options = game.spec.resolve_options(dict(parse_option(text) for text in options))
         game.new_state(len(specs), rule_options, seed)  # options that depend on the table size
+        sandbox = SandboxSettings(mode=sandbox_mode, pass_env=pass_env)
     except (OptionError, ValueError) as error:
         raise ArgumentError(str(error)) from None
     if record_path is not None:
         check_writable_file(record_path, "--record")
     if log_dir is not None:
         make_folder(log_dir, "--log-dir")
+    require_sandbox(sandbox)
 
     names = [spec.name for spec in specs]
     public_only = any(spec.decision_timeout == HUMAN_DECISION_TIMEOUT for spec in specs)  # a person watches
@@ -127,7 +133,7 @@ def play(game_name: str, bots: tuple[str, ...], seed: int, timeout: float, hands
 
     if pin and not can_pin():  # the worker pins itself and its bots where the system can
         click.echo(PINNING_UNAVAILABLE, err=True)
-    limits = Limits(handshake_timeout=handshake_timeout, decision_timeout=timeout)
+    limits = Limits(handshake_timeout=handshake_timeout, decision_timeout=timeout, sandbox=sandbox)
     if log_dir is not None:
         for spec in specs:  # the cap counts what a log holds: a play starts its logs afresh
             (log_dir / log_file_name(spec.name)).unlink(missing_ok=True)

@@ -61,6 +61,7 @@ def make_folder(path: Path, what: str) -> None:
         raise ArgumentError(f"{what} {path}: cannot create the folder: {error.strerror}") from None
     if not os.access(path, os.W_OK | os.X_OK):
         raise ArgumentError(f"{what} {path}: cannot write in it (permission denied)")
+from runner.referee.sandbox import SANDBOX_MODES, SandboxError, SandboxSettings, effective_mode
 
 
 def parse_option(text: str) -> tuple[str, Any]:
@@ -99,3 +100,28 @@ def result_table(record: GameRecord) -> str:
         for seat, name in enumerate(record.seats)
     ]
     return tabulate(rows, headers=["seat", "bot", "score", "rank", "fault"])
+
+
+SANDBOX_HELP = ("How bots are confined: auto (bubblewrap where it runs, else a warning and the clean "
+                "environment and caps only), bwrap (refuse to run without it), none (clean environment and caps only).")
+
+
+def sandbox_option(default: str | None) -> Any:
+    """The --sandbox option of play, run and check (README "Sandbox")."""
+    return click.option("--sandbox", "sandbox_mode", type=click.Choice(SANDBOX_MODES), default=default,
+                        show_default=default is not None, help=SANDBOX_HELP)
+
+
+def pass_env_option() -> Any:
+    """The --pass-env option: an organiser's variable a bot.toml may ask for with pass_env."""
+    return click.option("--pass-env", "pass_env", multiple=True, metavar="NAME",
+                        help="Let a bot whose bot.toml asks for this variable (pass_env) have it; repeatable.")
+
+
+def require_sandbox(settings: SandboxSettings) -> None:
+    """Resolve the sandbox before any bot starts: --sandbox bwrap without it ends the command here,
+    and auto's one-line warning comes first rather than in the middle of the output."""
+    try:
+        effective_mode(settings)
+    except SandboxError as error:
+        raise ArgumentError(str(error)) from None

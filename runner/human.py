@@ -44,7 +44,8 @@ def seat_humans(specs: list[BotSpec]) -> list[BotSpec]:
     if not sys.stdin.isatty():
         raise ValueError(f"a human seat ({COMMAND_WORD}) needs a terminal: run play from one")
     terminal = os.ttyname(sys.stdin.fileno())
-    return [replace(spec, command=human_command(terminal), cwd=None, decision_timeout=HUMAN_DECISION_TIMEOUT)
+    return [replace(spec, command=human_command(terminal), cwd=None, decision_timeout=HUMAN_DECISION_TIMEOUT,
+                    confined=False)
             if spec.command == (COMMAND_WORD,) else spec for spec in specs]
 
 

@@ -3,12 +3,16 @@
     name = "random"
     command = ["python", "bot.py", "--seed", "1"]   # or one string, split like a shell would
     games = ["casino", "knock-rummy"]                # optional: default every game
-    cwd = "."                                         # optional, relative to the folder
+    cwd = "."                                         # optional, relative to the folder, inside it
+    env = { OMP_NUM_THREADS = "1" }                   # optional: variables the bot gets
+    pass_env = ["CUDA_VISIBLE_DEVICES"]               # optional: organiser's variables it asks for
 
 The command runs in the bot's folder (or `cwd`, relative to it). A bot's *identity* (`identify`)
 is recorded with tournament results, so a changed bot is never mistaken for the old one: a digest
 of its folder's files (`bot_files`: git's tracked and unignored files when the folder is in a git
 work tree, else every file less build output), or for a NAME=CMD bot of its command and script.
+The sandbox shows the bot its own folder read-only and nothing else of the organiser's files;
+`pass_env` names reach the bot only when the organiser allows them (league `[limits] pass_env`).
 """
 
 from __future__ import annotations
@@ -25,9 +29,10 @@ from pathlib import Path
 from runner.games import all_games, get_game
 from runner.games.base import OptionError
 from runner.referee.process import BotSpec
+from runner.referee.sandbox import check_env_name
 
 MANIFEST_NAME = "bot.toml"
-_KEYS = {"name", "command", "games", "cwd", "version", "description"}
+_KEYS = {"name", "command", "games", "cwd", "version", "description", "env", "pass_env"}
 #: folders and file endings a walk of a bot folder outside git leaves out: build output and caches
 SKIPPED_FOLDERS = frozenset({"node_modules", "__pycache__", ".git", "build", ".venv", "venv", ".mypy_cache",
                              ".pytest_cache"})
@@ -173,11 +178,32 @@ def load_manifest(path: Path | str) -> Entrant:
     cwd = data.get("cwd", ".")
     if not isinstance(cwd, str):
         raise ManifestError(f"{manifest}: 'cwd' must be a string")
-    workdir = (manifest.parent / cwd).resolve()
+    folder = manifest.parent.resolve()
+    workdir = (folder / cwd).resolve()
+    if workdir != folder and folder not in workdir.parents:
+        raise ManifestError(f"{manifest}: 'cwd' must stay inside the bot's folder, got {cwd!r}")
     if not workdir.is_dir():
         raise ManifestError(f"{manifest}: working directory {workdir} does not exist")
-    spec = BotSpec(name=name, command=tuple(command), cwd=str(workdir))
+    env, pass_env = _environment(data, manifest)
+    spec = BotSpec(name=name, command=tuple(command), cwd=str(workdir), folder=str(folder), env=env, pass_env=pass_env)
     return Entrant(spec=spec, games=games, identity=identify(manifest.parent))
+
+
+def _environment(data: dict, manifest: Path) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]]:
+    """The manifest's `env` table (name = string value) and `pass_env` list, validated."""
+    env = data.get("env", {})
+    pass_env = data.get("pass_env", [])
+    if not isinstance(env, dict) or not all(isinstance(value, str) for value in env.values()):
+        raise ManifestError(f"{manifest}: 'env' must be a table of NAME = \"value\" strings")
+    if not isinstance(pass_env, list):
+        raise ManifestError(f"{manifest}: 'pass_env' must be a list of variable names")
+    try:
+        names = [check_env_name(name, "env") for name in env] + [check_env_name(name, "pass_env") for name in pass_env]
+    except ValueError as error:
+        raise ManifestError(f"{manifest}: {error}") from None
+    if len(set(names)) < len(names):
+        raise ManifestError(f"{manifest}: a variable is named twice in 'env' and 'pass_env'")
+    return tuple(env.items()), tuple(pass_env)
 
 
 def entrant_from_command(text: str) -> Entrant:

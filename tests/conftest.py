@@ -20,7 +20,7 @@ def random_bot(name: str = "random", seed: int = 0) -> BotSpec:
 def zoo_bot(script: str, after: int = 1) -> BotSpec:
     """A misbehaving bot from tests/zoo that plays `after` legal decisions first."""
     return BotSpec(name=script.removesuffix(".py"), command=(sys.executable, script, "--after", str(after)),
-                   cwd=str(ZOO))
+                   cwd=str(ZOO), folder=str(ZOO))
 
 
 @pytest.fixture

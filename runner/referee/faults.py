@@ -26,6 +26,7 @@ FAULT_KINDS = {
     "start": "the bot's command could not be started",
     "sabotage": "PROTOCOL.md § Lifecycle: the referee's process was killed or stopped while it waited on the bot "
                 "(twice in one game: the bot is left out of the rest of the run)",
+    "resource": "PROTOCOL.md § Resource caps: the bot reached a cap on memory, processes, open files or disk",
 }
 
 MAX_EVIDENCE = 256  # bytes of offending data kept in a fault record

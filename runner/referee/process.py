@@ -29,6 +29,7 @@ from protocol import PROTOCOL_VERSION
 from protocol.framing import DEFAULT_MAX_FRAME, FrameError, FrameReader, decode_body, encode
 from protocol.messages import ProtocolViolation, check_hello
 from runner.referee.faults import BotFault, Fault
+from runner.referee.sandbox import Confinement, SandboxError, SandboxSettings, prepare, unconfined
 
 REFEREE_NAME = "cardarena"
 STDERR_TAIL = 2048  # bytes of a bot's latest stderr kept for fault reports
@@ -40,12 +41,17 @@ _PYTHON_NAMES = {"python", "python3", f"python{sys.version_info.major}.{sys.vers
 
 @dataclass(frozen=True)
 class BotSpec:
-    """How to run a bot: its name, its command line, and the directory it runs in."""
+    """How to run a bot: its name, its command line, the directory it runs in, its own folder
+    (visible read-only in the sandbox), and the environment variables its bot.toml sets or asks for."""
 
     name: str
     command: tuple[str, ...]
     cwd: str | None = None
     decision_timeout: float | None = None  # this bot's own limit per decision (a human seat's); None: the Limits'
+    folder: str | None = None
+    env: tuple[tuple[str, str], ...] = ()
+    pass_env: tuple[str, ...] = ()
+    confined: bool = True  # False only for the organiser's own programs (a human seat): no sandbox, no caps
 
     @classmethod
     def parse(cls, text: str, cwd: str | None = None) -> "BotSpec":
@@ -89,6 +95,7 @@ class Limits:
     max_frame: int = DEFAULT_MAX_FRAME
     stderr_cap: int = 1 << 20  # bytes of a bot's stderr log (all its starts in a run); the rest is dropped
     shutdown_grace: float = 1.0  # seconds a bot has to exit after "shutdown"
+    sandbox: SandboxSettings = SandboxSettings()  # the sandbox mode and the resource caps
 
 
 class BotProcess:
@@ -109,6 +116,7 @@ class BotProcess:
         self._stderr_lock = threading.Lock()
         self._stderr_thread: threading.Thread | None = None
         self._pidfd: int | None = None  # readable once the process has exited; None without pidfd support
+        self._confinement: Confinement | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -136,21 +144,31 @@ class BotProcess:
     def spawn(self) -> None:
         """Start the process with non-blocking pipes and a stderr drain, without the handshake."""
         argv = self.spec.argv()
+        try:
+            self._confinement = (prepare(argv, self.spec.cwd, self.spec.folder, self.spec.env, self.spec.pass_env,
+                                         self.limits.sandbox) if self.spec.confined
+                                 else unconfined(argv, self.spec.cwd, self.limits.sandbox))
+        except SandboxError as error:
+            raise BotFault(self._fault("start", f"cannot run {shlex.join(argv)!r}: {error}")) from None
+        confinement = self._confinement
         log = None if self.log_path is None else os.open(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             self._proc = subprocess.Popen(
-                argv,
-                cwd=self.spec.cwd,
+                confinement.argv,
+                cwd=confinement.cwd,
+                env=confinement.env,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 start_new_session=True,
                 bufsize=0,
                 close_fds=True,
+                preexec_fn=confinement.preexec,
             )
         except OSError as error:
             if log is not None:
                 os.close(log)
+            confinement.release()
             raise BotFault(self._fault("start", f"cannot run {shlex.join(argv)!r}: {error}")) from None
         os.set_blocking(self._proc.stdin.fileno(), False)
         os.set_blocking(self._proc.stdout.fileno(), False)
@@ -203,6 +221,7 @@ class BotProcess:
         if self._stderr_thread is not None:
             self._stderr_thread.join(timeout=2.0)
         proc.stderr.close()
+        self._confinement.release()
 
     # -- framed I/O ------------------------------------------------------------------------
 
@@ -336,8 +355,12 @@ class BotProcess:
             return self._stderr_tail.decode("utf-8", "replace")
 
     def _fault(self, kind: str, detail: str, data: bytes = b"", message: Any = None) -> Fault:
-        return Fault(kind=kind, bot=self.spec.name, detail=detail, data=data,
-                     stderr_tail=self.stderr_tail(), message=message)
+        tail = self.stderr_tail()
+        if kind in ("crash", "timeout") and self._confinement is not None:
+            cap = self._confinement.cap_evidence(self._proc.poll() if self._proc else None, tail)
+            if cap is not None:
+                kind, detail = "resource", f"{cap}; {detail}"
+        return Fault(kind=kind, bot=self.spec.name, detail=detail, data=data, stderr_tail=tail, message=message)
 
     def exit_status(self) -> str:
         """How the process ended ("exit status 3", "killed by signal 9"), waiting briefly for it."""

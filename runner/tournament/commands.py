@@ -17,7 +17,7 @@ from typing import Any, Iterable
 import click
 
 from protocol.actions import find_legal
-from runner.console import ArgumentError, Seconds, check_writable_file, describe
+from runner.console import ArgumentError, Seconds, check_writable_file, describe, pass_env_option, require_sandbox, sandbox_option
 from runner.cores import PINNING_UNAVAILABLE, can_pin
 from runner.games import get_game
 from runner.games.base import GameError, OptionError, score_to_wire
@@ -78,8 +78,8 @@ def _league_data(league_file: Path | None, bots: tuple[str, ...], games: tuple[s
         raise LeagueError(f"command line: {error}") from None
     for key, value in overrides.items():
         if value is not None and value != ():
-            if key == "decision_timeout":
-                _table(data, "limits", source)[key] = value
+            if key in ("decision_timeout", "pass_env"):
+                _table(data, "limits", source)[key] = list(value) if isinstance(value, tuple) else value
             else:
                 data[key] = list(value) if isinstance(value, tuple) else value
     if overrides.get("challengers") and overrides.get("format") is None:
@@ -232,11 +232,13 @@ def _echo_boards(games: Iterable[StoredGame], fmt: str, anchor: tuple[str, float
                    "status 0 when H1 (at least elo1 stronger) is accepted, 1 for H0, 3 when --max-games is reached.")
 @click.option("--max-games", type=click.IntRange(min=1), help="With --sprt: stop undecided after this many games "
               "(whole rounds of sets) [default: 20000].")
+@sandbox_option(None)
+@pass_env_option()
 def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...], players: tuple[str, ...],
         deals: int | None, seed: int | None, deal_seed: int | None, form: str | None, challengers: tuple[str, ...],
         max_tables: int | None, timeout: float | None, jobs: int | None, pin_cores: bool | None, out: Path | None,
         resume: bool, anchor: str | None, bootstrap: int, baseline: str | None, sprt_text: str | None,
-        max_games: int | None) -> None:
+        max_games: int | None, sandbox_mode: str | None, pass_env: tuple[str, ...]) -> None:
     """Play a tournament (default: the sample bots across every game) and print the leaderboards.
 
     LEAGUE is a league file (TOML); command-line options override it. With --sprt it is a
@@ -250,13 +252,15 @@ def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
     try:
         overrides = {"deals": deals, "seed": seed, "deal_seed": deal_seed, "format": form,
                      "challengers": challengers, "max_tables": max_tables, "decision_timeout": timeout,
-                     "pin_cores": pin_cores, "baseline": baseline, "sprt": sprt_table, "max_games": max_games}
+                     "pin_cores": pin_cores, "baseline": baseline, "sprt": sprt_table, "max_games": max_games,
+                     "sandbox": sandbox_mode, "pass_env": pass_env}
         data, base, source = _league_data(league_file, bots, games, players, overrides)
         league = build_league(data, base, source)
     except LeagueError as error:
         raise ArgumentError(str(error)) from None
     if out or league.out:
         check_writable_file(out or league.out, "--out" if out else f"{source}: out", make_folders=True)
+    require_sandbox(league.limits.sandbox)
     try:
         league = _sprt_bots_started(_preflight(league))
         path = _results_path(league, out, resume)

@@ -10,6 +10,7 @@
     format = "round-robin"          # or "gauntlet", with challengers = ["new-bot"]
     max_tables = 200                # above this many tables per game, a balanced sample of them
     pin_cores = true                # pin each worker (and its bots) to one core
+    sandbox = "auto"                # "auto", "bwrap" or "none" (README "Sandbox")
     # baseline = "old-bot"          # an SPRT of the one challenger against this bot (needs [sprt])
     # max_games = 20000             # the SPRT stops undecided after this many games
     # [sprt]
@@ -19,6 +20,12 @@
     [limits]
     decision_timeout = 1.0          # seconds per decision
     handshake_timeout = 10.0        # seconds to start and say hello
+    memory_mb = 1024                # caps on each bot process (with everything it starts);
+    processes = 128                 #   a bot.toml cannot change them
+    open_files = 256
+    file_size_mb = 64
+    disk_mb = 64                    # its private /tmp and HOME, each
+    pass_env = ["OMP_NUM_THREADS"]  # organiser's variables a bot.toml may ask for (pass_env)
     [game.casino]
     players = 2                     # table size, within the game's limits
     deals = 6                       # overrides the league's deals for this game
@@ -42,6 +49,7 @@ from runner.games.base import OptionError
 from runner.manifest import MANIFEST_NAME, Entrant, ManifestError, entrant_from_command, load_manifest
 from runner.referee.process import Limits, check_seconds
 from runner.samples import SAMPLE_BOTS
+from runner.referee.sandbox import AUTO, SandboxSettings
 from runner.tournament.schedule import (
     DEFAULT_PLAYERS,
     FORMATS,
@@ -59,10 +67,12 @@ from runner.tournament.sprt import SprtError, SprtSettings, sprt_settings
 
 SAMPLE_LEAGUE = SAMPLE_BOTS / "league.toml"
 _KEYS = {"name", "seed", "deal_seed", "bots", "games", "deals", "format", "challengers", "max_tables",
-         "pin_cores", "out", "limits", "game", "baseline", "sprt", "max_games"}
+         "pin_cores", "out", "limits", "game", "baseline", "sprt", "max_games", "sandbox"}
 DEFAULT_SPRT_MAX_GAMES = 20_000
 _GAME_KEYS = {"players", "deals", "partners", "options"}
-_LIMIT_KEYS = {"decision_timeout", "handshake_timeout"}
+_TIME_KEYS = {"decision_timeout", "handshake_timeout"}
+_CAP_KEYS = {"memory_mb", "processes", "open_files", "file_size_mb", "disk_mb"}
+_LIMIT_KEYS = _TIME_KEYS | _CAP_KEYS | {"pass_env"}
 MAX_TABLES = 10_000  # max_tables: beyond it, choosing a balanced sample alone takes minutes
 MAX_GAMES = 250_000  # games per tournament: the schedule (about 400 bytes a game) is held in memory
 
@@ -105,6 +115,7 @@ class League:
             "max_tables": self.max_tables,
             "limits": {"decision_timeout": self.limits.decision_timeout,
                        "handshake_timeout": self.limits.handshake_timeout},
+            "caps": {key: getattr(self.limits.sandbox, key) for key in sorted(_CAP_KEYS)},
             "games": {g.name: {"players": g.players, "deals": g.deals, "partners": g.partners,
                                "options": dict(g.options), "rules_version": get_game(g.name).spec.rules_version}
                       for g in self.games},
@@ -192,6 +203,17 @@ def _sprt(data: Mapping[str, Any], challengers: tuple[str, ...],
     return settings, baseline, max_games
 
 
+def _sandbox_settings(mode: Any, limit_table: Mapping[str, Any]) -> SandboxSettings:
+    """The sandbox mode and the caps of `[limits]` (defaults where not given)."""
+    caps = {key: _expect(value, int, f"limits.{key}") for key, value in limit_table.items() if key in _CAP_KEYS}
+    pass_env = tuple(_expect(name, str, "limits.pass_env entry")
+                     for name in _expect(limit_table.get("pass_env", []), list, "limits.pass_env"))
+    try:
+        return SandboxSettings(mode=_expect(mode, str, "sandbox"), pass_env=pass_env, **caps)
+    except ValueError as error:
+        raise LeagueError(str(error)) from None
+
+
 def build_league(data: Mapping[str, Any], base: Path, source: str) -> League:
     """A League from parsed league-file data (`base` resolves relative paths; `source` names it)."""
     try:
@@ -233,7 +255,9 @@ def build_league(data: Mapping[str, Any], base: Path, source: str) -> League:
         if unknown:
             raise LeagueError(f"[limits]: unknown key(s) {', '.join(unknown)} (allowed: {', '.join(sorted(_LIMIT_KEYS))})")
         try:
-            limits = Limits(**{key: check_seconds(value, f"[limits].{key}") for key, value in limit_table.items()})
+            limits = Limits(**{key: check_seconds(value, f"[limits].{key}")
+                               for key, value in limit_table.items() if key in _TIME_KEYS},
+                            sandbox=_sandbox_settings(data.get("sandbox", AUTO), limit_table))
         except ValueError as error:
             raise LeagueError(str(error)) from None
         plays = {e.name: e.games for e in entrants}

@@ -1,3 +1,4 @@
+import random
 import subprocess
 import sys
 import time
@@ -5,8 +6,10 @@ import zoo
 
 
 def fork_and_hang(out, message):
-    child = subprocess.Popen(["sleep", "3600"])
-    sys.stderr.write(f"grandchild {child.pid}\n")
+    # a unique sleep length names the grandchild from outside a PID namespace too
+    seconds = f"{3600 + random.random():.9f}"
+    child = subprocess.Popen(["sleep", seconds])
+    sys.stderr.write(f"grandchild {child.pid} sleep {seconds}\n")
     sys.stderr.flush()
     time.sleep(3600)
 

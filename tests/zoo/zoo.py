@@ -14,6 +14,21 @@ from protocol.bot import read_message, write_message
 from protocol.framing import HEADER, encode
 
 
+def say(text, status=None):
+    """Write one line to stderr (the test reads it in the fault's stderr tail); exit with `status` if given."""
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
+    if status is not None:
+        sys.exit(status)
+
+
+def answer_patiently(out, message, rng=random.Random(0)):
+    """Answer a decision with a random legal action, never knocking (games last long)."""
+    patient = [entry for entry in message["legal"] if entry["type"] != "knock"]
+    action = random_action(patient or message["legal"], rng)
+    write_message(out, {"type": "action", "decision": message["decision"], "action": action})
+
+
 def play(misbehave, hello_version=PROTOCOL_VERSION):
     """Speak the protocol; at decision number `--after` + 1 call misbehave(out, message).
 
@@ -38,9 +53,7 @@ def play(misbehave, hello_version=PROTOCOL_VERSION):
             if decisions > args.after:
                 misbehave(out, message)
                 continue
-            patient = [entry for entry in message["legal"] if entry["type"] != "knock"]
-            action = random_action(patient or message["legal"], rng)
-            write_message(out, {"type": "action", "decision": message["decision"], "action": action})
+            answer_patiently(out, message, rng)
         elif kind == "shutdown":
             return
 

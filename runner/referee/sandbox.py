@@ -1,0 +1,562 @@
+"""How a bot process is started: a clean environment, resource caps, and a bubblewrap sandbox.
+
+`prepare(spec, settings)` turns a bot into the command line, environment and working directory
+that `BotProcess.spawn` hands to `subprocess.Popen`, plus a `Confinement` that cleans up after
+the process and explains a fault caused by a cap. The command is a chain of small programs that
+each `exec` the next, so no Python runs between fork and exec (no `preexec_fn`):
+
+    sh -c 'echo $$ >cgroup.procs ...; exec "$@"'    join the bot's own memory and pids cgroups
+    prlimit --nofile=... --fsize=... --core=0        rlimits (address space / processes only
+                                                     where no cgroup could be made)
+    bwrap --unshare-pid --unshare-net ...            namespaces, read-only binds, private tmpfs
+      setpriv --reuid=65534 ... env -i ...           as root: drop to `nobody`, then the bot's env
+    or setpriv --pdeathsig KILL                      without bubblewrap: die with the referee
+    the bot's own command
+
+The organiser's environment never reaches the bot: it gets PATH, LANG/LC_*/TZ, a private HOME
+and TMPDIR, PYTHONPATH naming the referee's `protocol` package (the Python SDK), and the
+variables its bot.toml sets (`env`) or asks for (`pass_env`, only names the organiser allows).
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import protocol
+
+AUTO, BWRAP, NONE = "auto", "bwrap", "none"
+SANDBOX_MODES = (AUTO, BWRAP, NONE)
+NOBODY = 65534  # the unprivileged uid and gid a bot runs as when the organiser is root
+BOT_HOME = "/home/bot"  # HOME inside the sandbox (a private tmpfs)
+SDK_ROOT = "/opt/cardarena"  # the referee's `protocol` package is visible read-only at SDK_ROOT/protocol
+#: system folders visible read-only inside the sandbox (symlinks, as on merged-/usr systems, are copied)
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+#: the only parts of /etc a bot sees: the dynamic loader's cache, users and groups, time zones, TLS roots
+ETC_ENTRIES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "passwd", "group", "nsswitch.conf",
+               "localtime", "timezone", "alternatives", "ssl", "ca-certificates")
+#: the organiser's variables every bot gets (when set); LC_* are added by prefix
+BASE_ENV = ("PATH", "LANG", "LANGUAGE", "TZ")
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: names a bot.toml may neither set nor pass through: the sandbox sets them
+RESERVED_ENV = frozenset({"HOME", "TMPDIR", "PYTHONPATH"})
+_MIB = 1 << 20
+
+
+class SandboxError(Exception):
+    """A bot cannot be started as the sandbox settings require; the message says why in one line."""
+
+
+@dataclass(frozen=True)
+class SandboxSettings:
+    """How bots are confined: the sandbox mode and the caps every bot process gets (a bot.toml
+    cannot change them), and the organiser's variables a bot.toml may ask for with `pass_env`."""
+
+    mode: str = AUTO
+    memory_mb: int = 1024  # the bot's whole process tree: a cgroup, else its address space
+    processes: int = 128  # processes and threads of the bot's tree: a pids cgroup, else RLIMIT_NPROC
+    open_files: int = 256  # RLIMIT_NOFILE
+    file_size_mb: int = 64  # RLIMIT_FSIZE: the largest file the bot may write
+    disk_mb: int = 64  # size of the private /tmp and of HOME (tmpfs under bubblewrap)
+    pass_env: tuple[str, ...] = ()  # organiser's variables a bot.toml may name in pass_env
+
+    def __post_init__(self) -> None:
+        if self.mode not in SANDBOX_MODES:
+            raise ValueError(f"sandbox must be one of {', '.join(SANDBOX_MODES)}, got {self.mode!r}")
+        for name in ("memory_mb", "processes", "open_files", "file_size_mb", "disk_mb"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive whole number, got {value!r}")
+        for name in self.pass_env:
+            check_env_name(name, "pass_env")
+
+    def caps(self) -> str:
+        """The caps in one phrase, for reports."""
+        return (f"memory {self.memory_mb} MiB, {self.processes} processes, {self.open_files} open files, "
+                f"files up to {self.file_size_mb} MiB, /tmp and HOME {self.disk_mb} MiB each")
+
+
+def check_env_name(name: Any, where: str) -> str:
+    """`name` if it is a usable environment variable name a bot may have, else ValueError."""
+    if not isinstance(name, str) or not ENV_NAME.fullmatch(name):
+        raise ValueError(f"{where}: {name!r} is not a valid environment variable name")
+    if name in RESERVED_ENV:
+        raise ValueError(f"{where}: {name} is set by the sandbox and cannot be changed")
+    return name
+
+
+# -- what this machine offers --------------------------------------------------------------------
+
+@functools.cache
+def _tool(name: str) -> str | None:
+    """The absolute path of a system program, or None when it is not installed."""
+    return shutil.which(name, path="/usr/bin:/bin:/usr/sbin:/sbin:/usr/local/bin")
+
+
+@functools.cache
+def bwrap_problem() -> str | None:
+    """Why bubblewrap cannot confine a bot on this machine, or None when it can (tried once)."""
+    bwrap = _tool("bwrap")
+    if bwrap is None:
+        return "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
+    probe = [bwrap, *_namespace_args(), "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--", "/bin/true"]
+    try:
+        result = subprocess.run(probe, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, timeout=10)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"bubblewrap does not run here: {error}"
+    if result.returncode != 0:
+        reason = result.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit status {result.returncode}"]
+        return f"bubblewrap cannot create namespaces here ({reason[0]})"
+    return None
+
+
+_warned = False
+
+
+def effective_mode(settings: SandboxSettings, warn: Callable[[str], None] | None = None) -> str:
+    """`bwrap` or `none`: what `settings.mode` means on this machine. `auto` without a working
+    bubblewrap warns once per process (through `warn`, default stderr); `bwrap` without it raises."""
+    global _warned
+    if settings.mode == NONE:
+        return NONE
+    problem = bwrap_problem()
+    if problem is None:
+        return BWRAP
+    if settings.mode == BWRAP:
+        raise SandboxError(f"--sandbox bwrap: {problem}")
+    if not _warned:
+        _warned = True
+        message = (f"warning: {problem}; bots run without a sandbox (clean environment and caps only); "
+                   "--sandbox none silences this")
+        (warn or (lambda text: print(text, file=sys.stderr, flush=True)))(message)
+    return NONE
+
+
+def describe(settings: SandboxSettings) -> str:
+    """Which sandbox bots run under here, and their caps, in one line (check's report says it)."""
+    mode = effective_mode(settings)
+    if mode == BWRAP:
+        who = f"uid {NOBODY}" if os.geteuid() == 0 else "the organiser's uid in a user namespace"
+        where = f"bubblewrap (no network, own PID namespace, {who}, read-only folder, private /tmp and HOME)"
+    elif settings.mode == NONE:
+        where = "none (--sandbox none: clean environment and caps only)"
+    else:
+        where = f"none (fallback: {bwrap_problem()}; clean environment and caps only)"
+    return f"{where}; caps: {settings.caps()}"
+
+
+# -- cgroups (v1: memory and pids controllers) ------------------------------------------------------
+
+@functools.cache
+def _cgroup_parents() -> dict[str, Path]:
+    """For each of the memory and pids controllers that this process may create child cgroups in,
+    the directory of its own cgroup (children nest inside it, so outer limits still hold)."""
+    mounts: dict[str, Path] = {}
+    try:
+        for line in Path("/proc/self/mountinfo").read_text().splitlines():
+            fields = line.split()
+            separator = fields.index("-")
+            if fields[separator + 1] == "cgroup":
+                for option in fields[separator + 3].split(","):
+                    if option in ("memory", "pids"):
+                        mounts[option] = Path(fields[4])
+        own = {}
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            _, controllers, path = line.split(":", 2)
+            for controller in controllers.split(","):
+                own[controller] = path
+    except (OSError, ValueError, IndexError):
+        return {}
+    parents = {}
+    for controller, mount in mounts.items():
+        parent = mount / own.get(controller, "/").lstrip("/")
+        if os.access(parent, os.W_OK):
+            parents[controller] = parent
+    return parents
+
+
+_cgroup_numbers = itertools.count()
+
+
+def _sweep_stale_cgroups(parent: Path) -> None:
+    """Remove empty cgroups left by referees that were killed before they could clean up."""
+    for stale in parent.glob("cardarena-*"):
+        owner = stale.name.split("-")[1]
+        if owner.isdigit() and not Path(f"/proc/{owner}").exists():
+            try:
+                stale.rmdir()
+            except OSError:
+                pass  # still holds a process: its own referee's successor cannot judge it; left alone
+
+
+@functools.cache
+def _swept() -> bool:
+    for parent in _cgroup_parents().values():
+        _sweep_stale_cgroups(parent)
+    return True
+
+
+class Cgroups:
+    """A bot's own memory and pids cgroups (whichever this machine lets us make), removed after it."""
+
+    def __init__(self, settings: SandboxSettings):
+        _swept()
+        self.paths: dict[str, Path] = {}
+        name = f"cardarena-{os.getpid()}-{next(_cgroup_numbers)}"
+        for controller, parent in _cgroup_parents().items():
+            path = parent / name
+            try:
+                path.mkdir()
+                if controller == "memory":
+                    (path / "memory.limit_in_bytes").write_text(str(settings.memory_mb * _MIB))
+                    swap = path / "memory.memsw.limit_in_bytes"
+                    if swap.exists():
+                        swap.write_text(str(settings.memory_mb * _MIB))
+                else:
+                    (path / "pids.max").write_text(str(settings.processes))
+            except OSError:
+                self._remove(path)
+                continue  # this controller is not ours to use here: its rlimit stands in
+            self.paths[controller] = path
+
+    def procs_files(self) -> list[str]:
+        return [str(path / "cgroup.procs") for path in self.paths.values()]
+
+    def _read(self, controller: str, name: str) -> str:
+        try:
+            return (self.paths[controller] / name).read_text()
+        except (KeyError, OSError):
+            return ""
+
+    def oom_kills(self) -> int:
+        """How many of the bot's processes the kernel killed for reaching the memory cap."""
+        match = re.search(r"^oom_kill (\d+)", self._read("memory", "memory.oom_control"), re.M)
+        return int(match.group(1)) if match else 0
+
+    def forks_refused(self) -> int:
+        """How many times the bot tried to start a process or thread beyond the cap."""
+        match = re.search(r"^max (\d+)", self._read("pids", "pids.events"), re.M)
+        return int(match.group(1)) if match else 0
+
+    def release(self) -> None:
+        """Kill whatever is left in the bot's cgroups (a setsid escapee, say), then remove them."""
+        for path in self.paths.values():
+            self._remove(path)
+        self.paths = {}
+
+    @staticmethod
+    def _remove(path: Path) -> None:
+        deadline = time.monotonic() + 2.0
+        while path.exists():
+            try:
+                pids = [int(pid) for pid in (path / "cgroup.procs").read_text().split()]
+            except OSError:
+                pids = []
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass  # exited meanwhile
+            try:
+                path.rmdir()
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise SandboxError(f"cannot remove the bot's cgroup {path}: processes keep running in it") from None
+                time.sleep(0.005)  # killed processes take a moment to leave the cgroup
+
+
+# -- the launch ---------------------------------------------------------------------------------------
+
+_JOIN_CGROUPS = 'p=$$; while [ "$1" != -- ]; do echo $p >"$1" || exit 125; shift; done; shift; exec "$@"'
+
+
+@dataclass
+class Confinement:
+    """How one bot process is started, and what to clean up and explain after it ends."""
+
+    argv: list[str]
+    env: dict[str, str]
+    cwd: str | None
+    mode: str
+    settings: SandboxSettings
+    cgroups: Cgroups | None = None
+    scratch: str | None = None  # the private HOME and TMPDIR without bubblewrap, removed afterwards
+    preexec: Callable[[], None] | None = None  # only where prlimit is missing (not Linux)
+    rlimits: dict[str, int] = field(default_factory=dict)
+
+    def cap_evidence(self, returncode: int | None, stderr_tail: str) -> str | None:
+        """Which cap stopped the bot, with its value, judged from the kernel's counters, the signal
+        that ended it, or its last words on stderr; None when no cap was reached."""
+        settings = self.settings
+        if self.cgroups is not None and (kills := self.cgroups.oom_kills()):
+            return f"memory cap {settings.memory_mb} MiB reached ({kills} process(es) killed by the kernel)"
+        if self.cgroups is not None and (refused := self.cgroups.forks_refused()):
+            return f"process cap {settings.processes} reached ({refused} process or thread start(s) refused)"
+        if returncode == -signal.SIGXFSZ:
+            return f"file size cap {settings.file_size_mb} MiB reached (killed by SIGXFSZ)"
+        if re.search(r"File too large|EFBIG", stderr_tail):
+            return f"file size cap {settings.file_size_mb} MiB reached (the bot's stderr says so)"
+        if "as" in self.rlimits and re.search(r"MemoryError|Cannot allocate memory|bad_alloc|out of memory",
+                                              stderr_tail, re.I):
+            return f"memory cap {settings.memory_mb} MiB reached (address space; the bot's stderr says so)"
+        if "nproc" in self.rlimits and "Resource temporarily unavailable" in stderr_tail:
+            return f"process cap {settings.processes} reached (a start was refused; the bot's stderr says so)"
+        if re.search(r"Too many open files|EMFILE", stderr_tail):
+            return f"open files cap {settings.open_files} reached (the bot's stderr says so)"
+        if re.search(r"No space left on device|ENOSPC", stderr_tail):
+            return f"disk cap {settings.disk_mb} MiB of /tmp or HOME reached (the bot's stderr says so)"
+        return None
+
+    def release(self) -> None:
+        """Remove the bot's cgroups (killing anything left in them) and its private folders."""
+        if self.cgroups is not None:
+            self.cgroups.release()
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            self.scratch = None
+
+
+def prepare(command: Sequence[str], cwd: str | None, folder: str | None, env: Sequence[tuple[str, str]],
+            pass_env: Sequence[str], settings: SandboxSettings) -> Confinement:
+    """How to start a bot's `command` (argv, interpreter already resolved) in `cwd` under `settings`.
+
+    `folder` is the bot's own folder (visible read-only under bubblewrap); a bot given as NAME=CMD
+    has none, and then the folders of the files its command names are visible instead.
+    """
+    mode = effective_mode(settings)
+    bot_env = _bot_env(env, pass_env, settings)
+    _check_executable(command, cwd, bot_env.get("PATH", os.defpath))
+    cgroups = Cgroups(settings)
+    try:
+        rlimits = {"nofile": settings.open_files, "fsize": settings.file_size_mb * _MIB, "core": 0}
+        if "memory" not in cgroups.paths:
+            rlimits["as"] = settings.memory_mb * _MIB
+        bot_uid = NOBODY if mode == BWRAP and os.geteuid() == 0 else os.getuid()
+        if "pids" not in cgroups.paths and bot_uid != 0:  # the kernel exempts root from RLIMIT_NPROC
+            rlimits["nproc"] = settings.processes + _tasks_of(bot_uid)
+        scratch = None
+        if mode == BWRAP:
+            bot_env.update(HOME=BOT_HOME, TMPDIR="/tmp", PYTHONPATH=_sdk_path(SDK_ROOT, bot_env))
+            inner, outer_env = _bwrap_command(command, cwd, folder, bot_env, settings)
+            workdir = None
+        else:
+            scratch = tempfile.mkdtemp(prefix="cardarena-bot-")
+            os.mkdir(os.path.join(scratch, "home"))
+            os.mkdir(os.path.join(scratch, "tmp"))
+            bot_env.update(HOME=os.path.join(scratch, "home"), TMPDIR=os.path.join(scratch, "tmp"),
+                           PYTHONPATH=_sdk_path(str(Path(protocol.__file__).parent.parent), bot_env))
+            setpriv = _tool("setpriv")
+            inner = ([setpriv, "--pdeathsig", "KILL", "--"] if setpriv else []) + list(command)
+            outer_env, workdir = bot_env, cwd
+        argv, preexec = _with_rlimits(inner, rlimits)
+        if cgroups.paths:
+            argv = ["/bin/sh", "-c", _JOIN_CGROUPS, "sh", *cgroups.procs_files(), "--", *argv]
+        return Confinement(argv, outer_env, workdir, mode, settings, cgroups if cgroups.paths else None,
+                           scratch, preexec, rlimits)
+    except BaseException:
+        cgroups.release()
+        raise
+
+
+def _check_executable(command: Sequence[str], cwd: str | None, path: str) -> None:
+    """SandboxError unless the command's program exists and may be executed (checked here, since
+    inside the launch chain a missing program would look like a crash of the bot)."""
+    program = command[0] if command else ""
+    if "/" in program:
+        found = os.path.join(cwd or os.getcwd(), program)
+        if not os.path.isfile(found):
+            raise SandboxError(f"{program}: no such file")
+        if not os.access(found, os.X_OK):
+            raise SandboxError(f"{program}: not executable")
+    elif shutil.which(program, path=path) is None:
+        raise SandboxError(f"{program}: no such program on PATH")
+
+
+def _tasks_of(uid: int) -> int:
+    """How many processes and threads `uid` runs now: RLIMIT_NPROC counts them all, so a bot's
+    allowance is added on top (approximate: the uid's other processes come and go)."""
+    tasks = 0
+    for entry in os.scandir("/proc"):
+        try:
+            if entry.name.isdigit() and entry.stat().st_uid == uid:
+                tasks += len(os.listdir(f"/proc/{entry.name}/task"))
+        except OSError:
+            continue  # the process exited while being counted
+    return tasks
+
+
+def unconfined(command: Sequence[str], cwd: str | None, settings: SandboxSettings) -> Confinement:
+    """How to start one of the organiser's own programs (a human seat): as given, with the
+    organiser's environment, no sandbox and no caps."""
+    return Confinement(list(command), dict(os.environ), cwd, NONE, settings)
+
+
+def _sdk_path(root: str, bot_env: dict[str, str]) -> str:
+    """PYTHONPATH: the folder holding the referee's `protocol` package, then the bot's own entries."""
+    own = bot_env.pop("PYTHONPATH", "")
+    return f"{root}:{own}" if own else root
+
+
+def _bot_env(env: Sequence[tuple[str, str]], pass_env: Sequence[str], settings: SandboxSettings) -> dict[str, str]:
+    """The organiser's PATH, locale and time zone, the bot.toml's own variables, and the variables
+    it asks for that the organiser allows (SandboxError naming one the organiser does not allow)."""
+    result = {name: value for name, value in os.environ.items()
+              if name in BASE_ENV or name.startswith("LC_")}
+    for name in pass_env:
+        if name not in settings.pass_env:
+            raise SandboxError(f"the bot asks for the organiser's variable {name} (pass_env), which the "
+                               f"organiser does not allow (league [limits] pass_env, or --pass-env {name})")
+        if name in os.environ:
+            result[name] = os.environ[name]
+    result.update(env)
+    return result
+
+
+def _with_rlimits(argv: list[str], rlimits: dict[str, int]) -> tuple[list[str], Callable[[], None] | None]:
+    """`argv` run under `rlimits`: through prlimit where installed, else set between fork and exec."""
+    prlimit = _tool("prlimit")
+    if prlimit is not None:
+        return [prlimit, *(f"--{name}={value}" for name, value in rlimits.items()), "--", *argv], None
+    import resource  # POSIX only; reached only where prlimit (util-linux) is missing
+
+    names = {"nofile": "RLIMIT_NOFILE", "fsize": "RLIMIT_FSIZE", "core": "RLIMIT_CORE", "as": "RLIMIT_AS",
+             "nproc": "RLIMIT_NPROC"}
+    pairs = [(getattr(resource, names[name]), value) for name, value in rlimits.items() if hasattr(resource, names[name])]
+
+    def set_rlimits() -> None:
+        for which, value in pairs:
+            resource.setrlimit(which, (value, value))
+
+    return argv, set_rlimits
+
+
+def visible_folders(command: Sequence[str], cwd: str | None, folder: str | None) -> list[str]:
+    """The bot's own folder, visible read-only: `folder`, else its working directory, else (a
+    NAME=CMD bot) the folder of its program or, for an interpreter, of the script it runs first.
+    SandboxError when that is a place shared with other files, such as / or the temporary folder."""
+    if folder is not None or cwd is not None:
+        return [str(Path(folder or cwd).resolve())]
+    for word in command:
+        path = Path(word)
+        if not path.is_file():
+            continue
+        parent = path.resolve().parent
+        if _already_visible(parent):
+            continue  # an interpreter: look on for the script it runs
+        if parent in {Path("/"), Path(tempfile.gettempdir()).resolve(), Path.home().resolve()}:
+            raise SandboxError(f"the bot's command names {word}, whose folder {parent} is shared with other "
+                               "files; put the bot in a folder of its own (with a bot.toml)")
+        return [str(parent)]
+    return []
+
+
+def _interpreter_dirs() -> list[str]:
+    """The Python installation that runs Python bots (this interpreter's prefixes), read-only."""
+    dirs = []
+    for prefix in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix):
+        resolved = Path(prefix).resolve()
+        if resolved != Path("/usr") and Path("/usr") not in resolved.parents and str(resolved) not in dirs:
+            dirs.append(str(resolved))
+    return dirs
+
+
+def _already_visible(path: Path) -> bool:
+    """True for a folder the sandbox shows anyway: the system's programs, or the Python installation."""
+    tops = [Path("/usr"), *(Path(prefix).resolve() for prefix in (sys.prefix, sys.base_prefix))]
+    return any(path == top or top in path.parents for top in tops)
+
+
+def _namespace_args() -> list[str]:
+    """Every namespace but the mount's own setup: PID, network, IPC, UTS, cgroup; and a user
+    namespace when the organiser is not root (then bubblewrap needs one to do the rest)."""
+    args = ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+    if os.geteuid() != 0:
+        args += ["--unshare-user", "--disable-userns"]
+    return args
+
+
+class _Mounts:
+    """bubblewrap mount arguments; each destination's missing parent folders are made first, mode
+    0755 (bubblewrap itself would make them 0700, which an unprivileged bot cannot pass through)."""
+
+    def __init__(self) -> None:
+        self.args: list[str] = []
+        self._made: set[str] = {"/"}
+
+    def add(self, option: str, source: str | None, dest: str, *, perms: str | None = None, size: int | None = None) -> None:
+        for parent in reversed(Path(dest).parents):
+            if str(parent) not in self._made:
+                self.args += ["--perms", "0755", "--dir", str(parent)]
+                self._made.add(str(parent))
+        self._made.add(dest)
+        self.args += (["--perms", perms] if perms else []) + (["--size", str(size)] if size else [])
+        self.args += [option, *([source] if source is not None else []), dest]
+
+
+def _bwrap_command(command: Sequence[str], cwd: str | None, folder: str | None, bot_env: dict[str, str],
+                   settings: SandboxSettings) -> tuple[list[str], dict[str, str]]:
+    """The bubblewrap command line around the bot, and the environment bubblewrap itself gets."""
+    root = os.geteuid() == 0
+    mounts = _Mounts()
+    for top in SYSTEM_DIRS:
+        if os.path.islink(top):
+            mounts.add("--symlink", os.readlink(top), top)
+        elif os.path.isdir(top):
+            mounts.add("--ro-bind", top, top)
+    for entry in ETC_ENTRIES:
+        if os.path.lexists(f"/etc/{entry}"):
+            mounts.add("--ro-bind", f"/etc/{entry}", f"/etc/{entry}")
+    mounts.add("--proc", None, "/proc")
+    mounts.add("--dev", None, "/dev")
+    mounts.add("--tmpfs", None, "/tmp", perms="1777", size=settings.disk_mb * _MIB)
+    mounts.add("--tmpfs", None, BOT_HOME, perms="0777" if root else "0700", size=settings.disk_mb * _MIB)
+    interpreter, sdk = _interpreter_dirs(), str(Path(protocol.__file__).resolve().parent)
+    own = visible_folders(command, cwd, folder)
+    if root:
+        _check_readable_by_nobody([*interpreter, sdk, *own])
+    for path in interpreter:
+        mounts.add("--ro-bind", path, path)
+    mounts.add("--ro-bind", sdk, f"{SDK_ROOT}/protocol")
+    for path in own:
+        mounts.add("--ro-bind", path, path)
+    workdir = str(Path(cwd).resolve()) if cwd is not None else os.getcwd()
+    if not any(workdir == path or workdir.startswith(path.rstrip("/") + "/") for path in own):
+        mounts.add("--dir", None, workdir, perms="0755")
+    args = [_tool("bwrap"), *_namespace_args(), "--die-with-parent", "--new-session", *mounts.args,
+            "--chdir", workdir]
+    if root:
+        # bubblewrap runs as root here (no user namespace): drop to nobody, with no capabilities and
+        # no way to regain any, before the bot's own environment (LD_PRELOAD, say) can take effect
+        args += ["--clearenv", "--setenv", "PATH", "/usr/sbin:/usr/bin:/sbin:/bin", "--",
+                 _tool("setpriv"), f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
+                 "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--",
+                 _tool("env"), "-i", "--", *(f"{name}={value}" for name, value in bot_env.items()), *command]
+    else:
+        args += ["--clearenv", *itertools.chain.from_iterable(("--setenv", n, v) for n, v in bot_env.items()),
+                 "--", *command]
+    return args, {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
+
+
+def _check_readable_by_nobody(folders: list[str]) -> None:
+    """SandboxError when the unprivileged bot could not read a folder it needs (mode 0700, say)."""
+    for path in folders:
+        mode = os.stat(path).st_mode
+        if mode & 0o005 != 0o005:
+            raise SandboxError(f"the bot runs as uid {NOBODY} (nobody), which cannot read {path} "
+                               f"(mode {mode & 0o777:04o}): make it readable by others (chmod -R o+rX), "
+                               "or use --sandbox none")

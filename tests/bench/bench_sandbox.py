@@ -1,0 +1,108 @@
+"""Sandbox benchmark: what bubblewrap adds per bot start and per decision, against --sandbox none.
+
+Prints, from the same run, with the two modes interleaved round by round (the machine is shared
+and noisy): (1) the median time from spawn to hello for the Python random bot and the C bot;
+(2) the referee's cost per decision in Knock Rummy games between two copies of each bot; and,
+for context, (3) the bare launch chain around /bin/true. Targets (issue 11): at most 30 ms added
+per start, at most 5% per decision.
+Run: python -m tests.bench.bench_sandbox [rounds]
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from runner.games import get_game
+from runner.manifest import load_manifest
+from runner.referee.match import Match
+from runner.referee.process import BotProcess, BotSpec, Limits
+from runner.referee.sandbox import SandboxSettings, bwrap_problem, prepare
+
+ROOT = Path(__file__).resolve().parents[2]
+GAME = get_game("knock-rummy")
+MODES = ("none", "bwrap")
+
+
+def limits(mode: str) -> Limits:
+    return Limits(sandbox=SandboxSettings(mode=mode))
+
+
+def start_seconds(spec: BotSpec, mode: str) -> float:
+    """Seconds from spawn to a complete hello, for one start."""
+    process = BotProcess(spec, limits(mode))
+    started = time.perf_counter()
+    process.start()
+    elapsed = time.perf_counter() - started
+    process.stop()
+    return elapsed
+
+
+def decision_seconds(spec: BotSpec, mode: str, games: int) -> float:
+    """Seconds per decision over `games` Knock Rummy games between two copies of the bot
+    (the bots are started before the clock runs)."""
+    with Match([spec, spec], limits(mode)) as match:
+        match.play(GAME, seed=0)  # starts the bots
+        decisions, elapsed = 0, 0.0
+        for seed in range(1, games + 1):
+            record = match.play(GAME, seed=seed)
+            decisions += len(record.actions)
+            elapsed += record.duration
+    return elapsed / decisions
+
+
+def chain_seconds(mode: str, rounds: int) -> float:
+    """Median seconds to run /bin/true through the launch chain alone (no bot, no handshake)."""
+    times = []
+    for _ in range(rounds):
+        confinement = prepare(["/bin/true"], None, None, (), (), SandboxSettings(mode=mode))
+        started = time.perf_counter()
+        subprocess.run(confinement.argv, env=confinement.env, cwd=confinement.cwd, check=True)
+        times.append(time.perf_counter() - started)
+        confinement.release()
+    return statistics.median(times)
+
+
+def main() -> None:
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+    problem = bwrap_problem()
+    if problem is not None:
+        sys.exit(f"bubblewrap cannot run here ({problem}): nothing to compare")
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # as `play` and each worker do
+    bots = {"python random": load_manifest(ROOT / "sample_bots" / "random").spec}
+    if (ROOT / "sample_bots" / "c" / "bot").exists():
+        bots["C random"] = load_manifest(ROOT / "sample_bots" / "c").spec
+    else:
+        print("(the C bot is not built: bash sample_bots/build.sh)")
+
+    bare = []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        subprocess.run(["/bin/true"], check=True)
+        bare.append(time.perf_counter() - started)
+    print(f"launch chain around /bin/true, median of {rounds}: bare {statistics.median(bare) * 1e3:.1f} ms, "
+          + ", ".join(f"{mode} {chain_seconds(mode, rounds) * 1e3:.1f} ms" for mode in MODES))
+
+    for label, spec in bots.items():
+        starts: dict[str, list[float]] = {mode: [] for mode in MODES}
+        for _ in range(rounds):
+            for mode in MODES:
+                starts[mode].append(start_seconds(spec, mode))
+        none, bwrap = (statistics.median(starts[mode]) for mode in MODES)
+        print(f"{label}: start to hello, median of {rounds}: none {none * 1e3:.1f} ms, bwrap {bwrap * 1e3:.1f} ms "
+              f"(+{(bwrap - none) * 1e3:.1f} ms per start, ratio {bwrap / none:.2f})")
+        per_decision: dict[str, list[float]] = {mode: [] for mode in MODES}
+        for _ in range(max(3, rounds // 4)):
+            for mode in MODES:
+                per_decision[mode].append(decision_seconds(spec, mode, games=10))
+        none, bwrap = (statistics.median(per_decision[mode]) for mode in MODES)
+        print(f"{label}: referee cost per decision: none {none * 1e6:.0f} us, bwrap {bwrap * 1e6:.0f} us "
+              f"(ratio {bwrap / none:.3f})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,309 @@
+"""The sandbox against hostile bots (tests/zoo): what a bot can see, the caps, and what it leaves behind.
+
+Each test runs under bubblewrap where it can (the default `auto`) and again without it
+(`none`, the fallback), skipping with the reason what the fallback cannot promise.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from runner.cli import main
+from runner.games import get_game
+from runner.manifest import load_manifest
+from runner.referee import sandbox
+from runner.referee.faults import BotFault
+from runner.referee.match import Match
+from runner.referee.process import BotProcess, BotSpec, Limits
+from runner.referee.sandbox import NOBODY, SandboxError, SandboxSettings
+from tests.conftest import RANDOM_BOT, ROOT, ZOO, random_bot, zoo_bot
+from tests.test_referee import running
+
+KNOCK_RUMMY = get_game("knock-rummy")
+BWRAP_PROBLEM = sandbox.bwrap_problem()
+MODES = ["bwrap", "none"]
+
+
+def settings(mode: str, **caps) -> SandboxSettings:
+    if mode == "bwrap" and BWRAP_PROBLEM is not None:
+        pytest.skip(f"bubblewrap cannot run here: {BWRAP_PROBLEM}")
+    return SandboxSettings(mode=mode, **caps)
+
+
+def needs_bwrap(mode: str, what: str) -> None:
+    if mode == "none":
+        pytest.skip(f"without bubblewrap {what}")
+
+
+def cgroup_or_skip(controller: str) -> None:
+    if controller not in sandbox._cgroup_parents():
+        pytest.skip(f"no {controller} cgroup can be made here, and the rlimit standing in is per user")
+
+
+def spy_report(spec: BotSpec, mode: str, tmp_path: Path, **caps) -> dict:
+    """Start a spy bot, take its hello, and return what it reported about its world."""
+    log = tmp_path / f"{spec.name}.log"
+    process = BotProcess(spec, Limits(sandbox=settings(mode, **caps)), log_path=log)
+    try:
+        process.start()
+    finally:
+        process.stop()
+    line = next(line for line in log.read_text().splitlines() if line.startswith("SPY "))
+    return json.loads(line[4:])
+
+
+def spy_folder(tmp_path: Path, manifest: str = "") -> Path:
+    """A bot folder holding the spy and its bot.toml, readable by others like a published bot."""
+    folder = tmp_path / "spy"
+    folder.mkdir()
+    shutil.copy(ZOO / "spy.py", folder / "spy.py")
+    (folder / "bot.toml").write_text(f'name = "spy"\ncommand = ["python", "spy.py"]\n{manifest}')
+    for path in (tmp_path, folder):
+        path.chmod(0o755)
+    return folder
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_spy_gets_a_clean_environment(mode, tmp_path, monkeypatch):
+    monkeypatch.setenv("ORGANISER_TOKEN", "s3cret-token")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "s3cret-key")
+    monkeypatch.setenv("ALLOWED_BY_ORGANISER", "passed")
+    monkeypatch.setenv("LC_TIME", "C")
+    folder = spy_folder(tmp_path, 'env = { OMP_NUM_THREADS = "1" }\npass_env = ["ALLOWED_BY_ORGANISER"]\n')
+    spec = load_manifest(folder).spec
+    report = spy_report(spec, mode, tmp_path, pass_env=("ALLOWED_BY_ORGANISER",))
+    env = report["env"]
+    assert "s3cret" not in json.dumps(env)
+    assert env["OMP_NUM_THREADS"] == "1" and env["ALLOWED_BY_ORGANISER"] == "passed" and env["LC_TIME"] == "C"
+    allowed = {"PATH", "LANG", "LANGUAGE", "TZ", "HOME", "TMPDIR", "PYTHONPATH", "PWD", "OMP_NUM_THREADS",
+               "ALLOWED_BY_ORGANISER"}
+    assert {name for name in env if not name.startswith("LC_")} <= allowed
+    assert env["HOME"] != os.environ.get("HOME") and report["home_writable"]
+
+
+def test_a_variable_the_organiser_does_not_allow_is_a_start_fault(tmp_path, monkeypatch):
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "s3cret-key")
+    folder = spy_folder(tmp_path, 'pass_env = ["AWS_SECRET_ACCESS_KEY"]\n')
+    process = BotProcess(load_manifest(folder).spec, Limits())
+    with pytest.raises(BotFault) as raised:
+        process.start()
+    assert raised.value.fault.kind == "start"
+    assert "AWS_SECRET_ACCESS_KEY (pass_env), which the organiser does not allow" in raised.value.fault.detail
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_spy_cannot_reach_the_organisers_files_network_or_processes(mode, tmp_path):
+    marker = tmp_path / "marker.txt"
+    marker.write_text("organiser's notes")
+    results = tmp_path / "results.sqlite"
+    results.write_bytes(b"SQLite format 3\0")
+    folder = spy_folder(tmp_path)
+    (folder / "root-only.txt").write_text("only the organiser may read this")
+    (folder / "root-only.txt").chmod(0o600)
+    probes = [marker, results, RANDOM_BOT, ROOT / "sample_bots" / "heuristic" / "bot.py", folder / "root-only.txt",
+              Path("/etc/shadow")]
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        command = ["python", "spy.py", "--port", str(port)] + [f"--probe={p}" for p in probes]
+        (folder / "bot.toml").write_text(f'name = "spy"\ncommand = {json.dumps(command)}\n')
+        report = spy_report(load_manifest(folder).spec, mode, tmp_path)
+    assert report["limits"]["RLIMIT_NOFILE"] == SandboxSettings.open_files
+    assert report["limits"]["RLIMIT_FSIZE"] == SandboxSettings.file_size_mb << 20
+    assert not report["cwd_writable"] or mode == "none"
+    needs_bwrap(mode, "the bot runs as the organiser's user and sees what it sees")
+    readable = report["readable"]
+    assert all(readable[str(path)] is not True for path in probes), readable
+    assert report["connect"] is not True, "the listener on 127.0.0.1 must be out of reach"
+    others = [line for line in report["processes"] if "spy.py" not in line]
+    assert all(line.startswith(shutil.which("bwrap")) for line in others), "only the sandbox's own init is in sight"
+    if os.geteuid() == 0:
+        assert report["uid"] == report["euid"] == NOBODY
+        assert report["status"]["Uid"] == [str(NOBODY)] * 4 and report["status"]["CapEff"] == ["0" * 16]
+    else:
+        assert report["uid"] != 0
+    assert {"work", "root", "tmp", "home", "usr"} >= set(report["root_listing"]) - {
+        "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "proc", "dev", "opt"}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_memory_hog_gets_a_resource_fault(mode):
+    caps = {"memory_mb": 160}
+    with Match([zoo_bot("memory_hog.py"), random_bot()], Limits(decision_timeout=20, sandbox=settings(mode, **caps))) as match:
+        record = match.play(KNOCK_RUMMY, seed=1)
+    assert [fault.kind for fault in record.faults] == ["resource"], record.faults
+    assert "memory cap 160 MiB reached" in record.faults[0].detail
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_fork_bomb_is_capped(mode):
+    cgroup_or_skip("pids")
+    with Match([zoo_bot("fork_bomb.py"), random_bot()], Limits(decision_timeout=20, sandbox=settings(mode, processes=24))) as match:
+        record = match.play(KNOCK_RUMMY, seed=1)
+    [fault] = record.faults
+    assert fault.kind == "resource" and "process cap 24 reached" in fault.detail, fault
+    started = int(fault.stderr_tail.split("started ")[1].split()[0])
+    assert started < 24
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_disk_filler_is_capped(mode):
+    caps = {"file_size_mb": 4, "disk_mb": 64}
+    with Match([zoo_bot("disk_filler.py"), random_bot()], Limits(decision_timeout=20, sandbox=settings(mode, **caps))) as match:
+        record = match.play(KNOCK_RUMMY, seed=1)
+    [fault] = record.faults
+    assert fault.kind == "resource" and "file size cap 4 MiB reached" in fault.detail, fault
+    assert "wrote 4 MiB" in fault.stderr_tail
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_many_files_fill_only_the_private_tmp(mode):
+    needs_bwrap(mode, "the private /tmp is a folder on the organiser's disk, capped per file only")
+    caps = {"file_size_mb": 64, "disk_mb": 6}
+    with Match([zoo_bot("disk_filler.py"), random_bot()], Limits(decision_timeout=20, sandbox=settings(mode, **caps))) as match:
+        record = match.play(KNOCK_RUMMY, seed=1)
+    [fault] = record.faults
+    assert fault.kind == "resource" and "disk cap 6 MiB" in fault.detail, fault
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_setsid_escapee_is_gone_after_the_game(mode):
+    if mode == "none":
+        cgroup_or_skip("pids")
+    token = f"{3600 + uuid.uuid4().int % 10**6 / 10**6:.6f}"
+    escapee = BotSpec("escapee", (sys.executable, "setsid_escapee.py", "--token", token), cwd=str(ZOO))
+    with Match([escapee, random_bot()], Limits(sandbox=settings(mode))) as match:
+        record = match.play(KNOCK_RUMMY, seed=1)
+        assert not record.faults
+        assert running("sleep", token), "the escapees run while the bot plays"
+    deadline = time.monotonic() + 5
+    while running("sleep", token) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not running("sleep", token)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_bot_that_signals_its_parent_cannot_stop_the_run(mode, tmp_path):
+    needs_bwrap(mode, "a bot running as the organiser's user in the referee's PID namespace can signal it")
+    signaller = f"signaller={sys.executable} {ZOO / 'parent_signaller.py'}"
+    args = ["-m", "runner.cli", "run", "--bot", signaller, "--bot", f"random={sys.executable} {RANDOM_BOT}",
+            "--game", "knock-rummy", "--deals", "1", "--jobs", "1", "--out", str(tmp_path / "r.sqlite"),
+            "--sandbox", mode]
+    result = subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=120, cwd=ROOT,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 0, result.stderr
+    assert "knock-rummy" in result.stdout
+
+
+def test_a_bot_dies_with_a_killed_referee(tmp_path):
+    """PR_SET_PDEATHSIG without bubblewrap (and --die-with-parent with it): SIGKILL the referee,
+    and the bot, busy in a long decision, goes too."""
+    token = f"{7200 + uuid.uuid4().int % 10**6 / 10**6:.6f}"
+    script = (f"from runner.referee.process import BotProcess, BotSpec, Limits\n"
+              f"from runner.referee.sandbox import SandboxSettings\n"
+              f"import sys\n"
+              f"for mode in sys.argv[1:]:\n"
+              f"    BotProcess(BotSpec('sleeper', ('sleep', '{token}')), Limits(sandbox=SandboxSettings(mode=mode))).spawn()\n"
+              f"print('started', flush=True)\n"
+              f"import time; time.sleep(600)\n")
+    modes = ["none"] + ([] if BWRAP_PROBLEM else ["bwrap"])
+    referee = subprocess.Popen([sys.executable, "-c", script, *modes], stdout=subprocess.PIPE, text=True, cwd=ROOT,
+                               env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        assert referee.stdout.readline() == "started\n"
+        deadline = time.monotonic() + 5
+        while len(running("sleep", token)) < len(modes) and time.monotonic() < deadline:
+            time.sleep(0.05)  # each launch chain takes a moment to reach the bot's own program
+        assert len(running("sleep", token)) == len(modes)
+    finally:
+        referee.kill()
+        referee.wait()
+    deadline = time.monotonic() + 5
+    while running("sleep", token) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not running("sleep", token)
+    # the killed referee could not remove its bots' cgroups: the next referee sweeps them away
+    for parent in sandbox._cgroup_parents().values():
+        sandbox._sweep_stale_cgroups(parent)
+        assert not list(parent.glob(f"cardarena-{referee.pid}-*"))
+
+
+def test_bwrap_mode_refuses_to_start_without_bubblewrap(monkeypatch):
+    monkeypatch.setattr(sandbox, "bwrap_problem", lambda: "bubblewrap is not installed")
+    with pytest.raises(SandboxError, match="--sandbox bwrap: bubblewrap is not installed"):
+        sandbox.effective_mode(SandboxSettings(mode="bwrap"))
+    result = CliRunner().invoke(main, ["play", "casino", "--bot", f"a={sys.executable} {RANDOM_BOT}",
+                                       "--bot", f"b={sys.executable} {RANDOM_BOT}", "--sandbox", "bwrap"])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == ["Error: --sandbox bwrap: bubblewrap is not installed"]
+
+
+def test_auto_mode_falls_back_with_one_warning(monkeypatch):
+    monkeypatch.setattr(sandbox, "bwrap_problem", lambda: "bubblewrap is not installed")
+    monkeypatch.setattr(sandbox, "_warned", False)
+    heard = []
+    for _ in range(3):
+        assert sandbox.effective_mode(SandboxSettings(), warn=heard.append) == "none"
+    assert len(heard) == 1 and "bubblewrap is not installed" in heard[0]
+
+
+def test_no_cgroup_is_left_behind(tmp_path):
+    cgroup_or_skip("memory")
+    parents = sandbox._cgroup_parents().values()
+    before = {path for parent in parents for path in parent.glob("cardarena-*")}
+    with Match([random_bot("a"), zoo_bot("quitter.py")], Limits()) as match:
+        for seed in range(3):
+            match.play(KNOCK_RUMMY, seed=seed)  # the quitter crashes and is restarted each game
+    assert {path for parent in parents for path in parent.glob("cardarena-*")} == before
+
+
+def test_a_folder_the_unprivileged_bot_cannot_read_is_a_clear_start_fault(tmp_path):
+    if BWRAP_PROBLEM is not None or os.geteuid() != 0:
+        pytest.skip("only an organiser running as root drops the bot to nobody inside bubblewrap")
+    folder = spy_folder(tmp_path)
+    folder.chmod(0o700)
+    with pytest.raises(BotFault, match=r"cannot read .*spy \(mode 0700\): make it readable by others"):
+        BotProcess(load_manifest(folder).spec, Limits()).start()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_without_cgroups_rlimits_stand_in(mode, monkeypatch):
+    """Where no cgroup can be made, the address space is capped instead (and a MemoryError in the
+    bot's stderr is the evidence)."""
+    monkeypatch.setattr(sandbox, "_cgroup_parents", lambda: {})
+    with Match([zoo_bot("memory_hog.py"), random_bot()], Limits(decision_timeout=20, sandbox=settings(mode, memory_mb=200))) as match:
+        record = match.play(KNOCK_RUMMY, seed=1)
+    [fault] = record.faults
+    assert fault.kind == "resource" and "memory cap 200 MiB reached (address space" in fault.detail, fault
+
+
+def test_without_prlimit_the_rlimits_are_set_between_fork_and_exec(tmp_path, monkeypatch):
+    """Where util-linux's prlimit is missing (not Linux), the same rlimits come from a preexec hook."""
+    found = sandbox._tool
+    monkeypatch.setattr(sandbox, "_tool", lambda name: None if name == "prlimit" else found(name))
+    report = spy_report(load_manifest(spy_folder(tmp_path)).spec, "none", tmp_path, open_files=99)
+    assert report["limits"]["RLIMIT_NOFILE"] == 99
+
+
+def test_check_names_its_sandbox_in_every_report(tmp_path):
+    junit = tmp_path / "junit.xml"
+    args = ["check", str(ROOT / "sample_bots" / "random"), "--games", "casino", "--games-per-game", "1",
+            "--sandbox", "none"]
+    text = CliRunner().invoke(main, [*args, "--junit", str(junit)])
+    assert text.exit_code == 0, text.output
+    assert "sandbox: none (--sandbox none: clean environment and caps only); caps: memory 1024 MiB" in text.output
+    assert 'name="sandbox" value="none (--sandbox none' in junit.read_text()
+    as_json = json.loads(CliRunner().invoke(main, [*args, "--json"]).output)
+    assert as_json["sandbox"].startswith("none (--sandbox none")
