@@ -120,8 +120,8 @@ def memory_cheater_reports(tmp_path: Path, namespace: str, *extra: str) -> list[
     pids_by_deal, pids_by_table, rotations = defaultdict(list), defaultdict(set), defaultdict(set)
     for report in seen:
         table, deal, rotation = report["game"].rsplit("/", 2)
-        pids_by_deal[(table, deal)].append(report["pid"])
-        pids_by_table[table].add(report["pid"])
+        pids_by_deal[(table, deal)].append(report["process"])
+        pids_by_table[table].add(report["process"])
         rotations[table].add(rotation)
     assert all(len(pids) == len(set(pids)) for pids in pids_by_deal.values())
     for table, pids in pids_by_table.items():  # three deals per rotation, yet one start per rotation

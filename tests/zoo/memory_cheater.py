@@ -2,7 +2,8 @@
 reveals) in its own memory, in /tmp, in $HOME, in $TMPDIR and in its own folder (the current
 directory), and at each `game_start` looks for a record of the same deal (the game id without its
 rotation) from an earlier game. It plays random legal moves and reports on stderr, one line per
-game: `memory-cheater game=<id> pid=<pid> in-memory=<yes|no> found=<places|none>`.
+game: `memory-cheater game=<id> process=<id> in-memory=<yes|no> found=<places|none>` (a random
+process id: in a PID namespace every bot process is pid 2).
 
 Usage: python memory_cheater.py --namespace NAME (NAME keeps one test's records apart from
 another's; places where a write fails, as in a read-only folder, are skipped).
@@ -11,11 +12,14 @@ another's; places where a write fails, as in a read-only folder, are skipped).
 import argparse
 import hashlib
 import json
-import os
 import tempfile
+import uuid
 from pathlib import Path
 
 from protocol.bot import RandomBot, run
+
+
+PROCESS = uuid.uuid4().hex  # names this process in the reports
 
 
 def record_name(deal: str) -> str:
@@ -41,7 +45,7 @@ class MemoryCheater(RandomBot):
         self.deal, self.hand = info["game_id"].rsplit("/", 1)[0], None
         name = record_name(self.deal)
         found = sorted(label for label, folder in self.places.items() if (folder / name).is_file())
-        print(f"memory-cheater game={info['game_id']} pid={os.getpid()} "
+        print(f"memory-cheater game={info['game_id']} process={PROCESS} "
               f"in-memory={'yes' if self.deal in self.remembered else 'no'} found={','.join(found) or 'none'}",
               flush=True)
 
