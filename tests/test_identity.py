@@ -89,7 +89,8 @@ def test_a_command_bot_is_its_command_and_its_script(tmp_path):
 
 
 def test_resume_refuses_a_bot_whose_code_changed_though_its_manifest_did_not(tmp_path):
-    bot = make_bot(tmp_path / "mine", {"strategy.py": "AGGRESSION = 1\n"})
+    bot = make_bot(tmp_path / "mine", {"strategy.py": "AGGRESSION = 1\n", "bot.py": RANDOM_BOT.read_text()})
+    (bot / "bot.toml").write_text('name = "mine"\ncommand = ["python", "bot.py"]\n')  # the sandbox shows only its folder
     out = tmp_path / "t.sqlite"
     args = ["run", "--bot", str(bot), "--bot", f"b={sys.executable} {RANDOM_BOT}", "--game", "casino",
             "--deals", "1", "--timeout", "10", "--jobs", "1", "--bootstrap", "0", "--out", str(out)]

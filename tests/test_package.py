@@ -67,6 +67,7 @@ def venv(tmp_path_factory) -> dict[str, str]:
     dependencies (and pip) where this interpreter has them, so nothing is downloaded, but not
     the cardarena this suite runs from: no PYTHONPATH, no editable install."""
     home = tmp_path_factory.mktemp("venv")
+    home.chmod(0o755)  # as a venv outside pytest's private folders is: a root organiser's bots run as nobody
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(home)], check=True, timeout=STEP_SECONDS)
     site = Path(sysconfig.get_path("purelib", "venv", vars={"base": str(home), "platbase": str(home)}))
     # directories named in a .pth file join sys.path without their own .pth files being run
