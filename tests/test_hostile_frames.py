@@ -117,6 +117,7 @@ def frames(draw) -> bytes:
 def arena(tmp_path_factory):
     """A match of the replaying bot (seat 0) and a random bot, a results store, and the replay file."""
     folder = tmp_path_factory.mktemp("hostile")
+    folder.chmod(0o755)  # the bot's folder (its replay file's): under a root organiser it runs as nobody
     replay = folder / "frame.bin"
     # The background cat keeps reading the bot's input (so the referee can always send); the bot
     # writes the file, holds its output open a moment (its frame is read meanwhile), and exits.
