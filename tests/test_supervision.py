@@ -3,7 +3,9 @@ own, never the command: `play`, `check` and `run` finish, and a run killed part-
 gives the same results as an undisturbed one.
 
 The zoo bots: kills_parent (SIGKILL to its parent at its second decision), stops_parent (SIGSTOP),
-kills_parent_once (SIGKILL the first time only, then plays on).
+kills_parent_once (SIGKILL the first time only, then plays on). They run with `--sandbox none`:
+under bubblewrap a bot cannot see or signal its parent at all (tests/test_sandbox.py), so this is
+the defence of a referee without the sandbox.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ def zoo_bot(name: str, script: str, *args: str) -> str:
 def play(bot: str, tmp_path: Path) -> tuple[subprocess.CompletedProcess, dict]:
     """`cardarena play casino` between `bot` and the random bot: the finished command and its record."""
     done = cardarena("play", "casino", "--bot", bot, "--bot", f"r={PYTHON} {RANDOM_BOT}", "--quiet",
-                     "--timeout", "0.5", "--record", str(tmp_path / "record.json"))
+                     "--timeout", "0.5", "--record", str(tmp_path / "record.json"), "--sandbox", "none")
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     return done, json.loads((tmp_path / "record.json").read_text())
@@ -67,7 +69,7 @@ def test_play_replays_a_game_whose_worker_was_killed_once(tmp_path):
 
 def check(bot: str) -> tuple[int, str]:
     result = CliRunner().invoke(main, ["check", bot, "--games", "casino", "--games-per-game", "1",
-                                       "--timeout", "0.5"], catch_exceptions=False)
+                                       "--timeout", "0.5", "--sandbox", "none"], catch_exceptions=False)
     return result.exit_code, result.stdout
 
 
@@ -87,7 +89,7 @@ def test_check_and_run_survive_a_bot_that_kills_its_parent_at_its_start(tmp_path
     assert ("FAULT sabotage: early: the referee's process was killed by signal 9 (SIGKILL) during the bot's "
             "handshake or shutdown") in out
     done = cardarena("run", "--game", "casino", "--deals", "1", "--bootstrap", "0", "--out", str(tmp_path / "r.sqlite"),
-                     "--bot", zoo_bot("early", "kills_parent.py", "--at-hello"),
+                     "--sandbox", "none", "--bot", zoo_bot("early", "kills_parent.py", "--at-hello"),
                      "--bot", f"a={PYTHON} {RANDOM_BOT}", "--bot", f"b={PYTHON} {RANDOM_BOT} --seed 1")
     assert done.returncode == 0, done.stderr
     assert ("warning: early left out of this run: the referee's process was killed by signal 9 (SIGKILL) "
@@ -97,7 +99,7 @@ def test_check_and_run_survive_a_bot_that_kills_its_parent_at_its_start(tmp_path
 def hostile_run(out: Path, marker: Path, *extra: str) -> list[str]:
     """Two random bots, a bot that kills its parent, one that stops it, and one that kills it once."""
     return ["run", "--game", "casino", "--deals", "2", "--seed", "4", "--deal-seed", "4", "--timeout", "0.5",
-            "--jobs", "2", "--bootstrap", "10", "--out", str(out),
+            "--jobs", "2", "--bootstrap", "10", "--out", str(out), "--sandbox", "none",
             "--bot", f"a={PYTHON} {RANDOM_BOT} --seed 1", "--bot", f"b={PYTHON} {RANDOM_BOT} --seed 2",
             "--bot", zoo_bot("k", "kills_parent.py"), "--bot", zoo_bot("s", "stops_parent.py"),
             "--bot", zoo_bot("o", "kills_parent_once.py", "--marker", str(marker)), *extra]
