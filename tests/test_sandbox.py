@@ -12,6 +12,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -235,10 +236,13 @@ def test_a_bot_dies_with_a_killed_referee(tmp_path):
     while running("sleep", token) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not running("sleep", token)
-    # the killed referee could not remove its bots' cgroups: the next referee sweeps them away
-    for parent in sandbox._cgroup_parents().values():
-        sandbox._sweep_stale_cgroups(parent)
-        assert not list(parent.glob(f"cardarena-{referee.pid}-*"))
+    # the killed referee could not remove its bots' cgroups and private folder: the next referee sweeps them away
+    leftovers = [*Path(tempfile.gettempdir()).glob(f"cardarena-bot-{referee.pid}-*"),
+                 *(path for parent in sandbox._cgroup_parents().values() for path in parent.glob(f"cardarena-{referee.pid}-*"))]
+    assert leftovers
+    sandbox._swept.cache_clear()
+    sandbox._swept()
+    assert not any(path.exists() for path in leftovers)
 
 
 def test_bwrap_mode_refuses_to_start_without_bubblewrap(monkeypatch):

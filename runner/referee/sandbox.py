@@ -190,11 +190,17 @@ def _cgroup_parents() -> dict[str, Path]:
 _cgroup_numbers = itertools.count()
 
 
+def _owner_gone(path: Path) -> bool:
+    """True when `path` (named cardarena-<pid>-... or cardarena-bot-<pid>-...) belongs to a
+    referee process that no longer runs."""
+    owner = path.name.removeprefix("cardarena-").removeprefix("bot-").split("-")[0]
+    return owner.isdigit() and not Path(f"/proc/{owner}").exists()
+
+
 def _sweep_stale_cgroups(parent: Path) -> None:
     """Remove empty cgroups left by referees that were killed before they could clean up."""
     for stale in parent.glob("cardarena-*"):
-        owner = stale.name.split("-")[1]
-        if owner.isdigit() and not Path(f"/proc/{owner}").exists():
+        if _owner_gone(stale):
             try:
                 stale.rmdir()
             except OSError:
@@ -203,8 +209,12 @@ def _sweep_stale_cgroups(parent: Path) -> None:
 
 @functools.cache
 def _swept() -> bool:
+    """Once per referee process: clear what killed referees left behind (cgroups, private folders)."""
     for parent in _cgroup_parents().values():
         _sweep_stale_cgroups(parent)
+    for stale in Path(tempfile.gettempdir()).glob("cardarena-bot-*"):
+        if _owner_gone(stale):
+            shutil.rmtree(stale, ignore_errors=True)  # another user's, say: not ours to judge
     return True
 
 
@@ -355,7 +365,7 @@ def prepare(command: Sequence[str], cwd: str | None, folder: str | None, env: Se
             inner, outer_env = _bwrap_command(command, cwd, folder, bot_env, settings)
             workdir = None
         else:
-            scratch = tempfile.mkdtemp(prefix="cardarena-bot-")
+            scratch = tempfile.mkdtemp(prefix=f"cardarena-bot-{os.getpid()}-")
             os.mkdir(os.path.join(scratch, "home"))
             os.mkdir(os.path.join(scratch, "tmp"))
             bot_env.update(HOME=os.path.join(scratch, "home"), TMPDIR=os.path.join(scratch, "tmp"),

@@ -3,7 +3,8 @@
 Prints, from the same run, with the two modes interleaved round by round (the machine is shared
 and noisy): (1) the median time from spawn to hello for the Python random bot and the C bot;
 (2) the referee's cost per decision in Knock Rummy games between two copies of each bot; and,
-for context, (3) the bare launch chain around /bin/true. Targets (issue 11): at most 30 ms added
+for context, a start with no confinement at all (no clean environment, caps or cgroups), and
+the bare launch chain around /bin/true. Targets (issue 11): at most 30 ms added
 per start, at most 5% per decision.
 Run: python -m tests.bench.bench_sandbox [rounds]
 """
@@ -15,6 +16,7 @@ import statistics
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from runner.games import get_game
@@ -33,7 +35,9 @@ def limits(mode: str) -> Limits:
 
 
 def start_seconds(spec: BotSpec, mode: str) -> float:
-    """Seconds from spawn to a complete hello, for one start."""
+    """Seconds from spawn to a complete hello, for one start (mode "unconfined": as a human seat is)."""
+    if mode == "unconfined":
+        spec, mode = replace(spec, confined=False), "none"
     process = BotProcess(spec, limits(mode))
     started = time.perf_counter()
     process.start()
@@ -42,17 +46,23 @@ def start_seconds(spec: BotSpec, mode: str) -> float:
     return elapsed
 
 
-def decision_seconds(spec: BotSpec, mode: str, games: int) -> float:
-    """Seconds per decision over `games` Knock Rummy games between two copies of the bot
-    (the bots are started before the clock runs)."""
-    with Match([spec, spec], limits(mode)) as match:
-        match.play(GAME, seed=0)  # starts the bots
-        decisions, elapsed = 0, 0.0
+def decision_seconds(spec: BotSpec, games: int) -> dict[str, float]:
+    """Median seconds per decision of each mode, over `games` Knock Rummy games between two copies
+    of the bot, one table per mode kept alive throughout and the modes taking turns game by game
+    (so that the machine's other load falls on both alike)."""
+    tables = {mode: Match([spec, spec], limits(mode)) for mode in MODES}
+    per_decision: dict[str, list[float]] = {mode: [] for mode in MODES}
+    try:
+        for mode, match in tables.items():
+            match.play(GAME, seed=0)  # starts the bots before the clock runs
         for seed in range(1, games + 1):
-            record = match.play(GAME, seed=seed)
-            decisions += len(record.actions)
-            elapsed += record.duration
-    return elapsed / decisions
+            for mode, match in tables.items():
+                record = match.play(GAME, seed=seed)
+                per_decision[mode].append(record.duration / len(record.actions))
+    finally:
+        for match in tables.values():
+            match.close()
+    return {mode: statistics.median(times) for mode, times in per_decision.items()}
 
 
 def chain_seconds(mode: str, rounds: int) -> float:
@@ -88,20 +98,17 @@ def main() -> None:
           + ", ".join(f"{mode} {chain_seconds(mode, rounds) * 1e3:.1f} ms" for mode in MODES))
 
     for label, spec in bots.items():
-        starts: dict[str, list[float]] = {mode: [] for mode in MODES}
+        starts: dict[str, list[float]] = {mode: [] for mode in ("unconfined", *MODES)}
         for _ in range(rounds):
-            for mode in MODES:
+            for mode in starts:
                 starts[mode].append(start_seconds(spec, mode))
-        none, bwrap = (statistics.median(starts[mode]) for mode in MODES)
+        unconfined, none, bwrap = (statistics.median(times) for times in starts.values())
         print(f"{label}: start to hello, median of {rounds}: none {none * 1e3:.1f} ms, bwrap {bwrap * 1e3:.1f} ms "
-              f"(+{(bwrap - none) * 1e3:.1f} ms per start, ratio {bwrap / none:.2f})")
-        per_decision: dict[str, list[float]] = {mode: [] for mode in MODES}
-        for _ in range(max(3, rounds // 4)):
-            for mode in MODES:
-                per_decision[mode].append(decision_seconds(spec, mode, games=10))
-        none, bwrap = (statistics.median(per_decision[mode]) for mode in MODES)
-        print(f"{label}: referee cost per decision: none {none * 1e6:.0f} us, bwrap {bwrap * 1e6:.0f} us "
-              f"(ratio {bwrap / none:.3f})")
+              f"(+{(bwrap - none) * 1e3:.1f} ms per start, ratio {bwrap / none:.2f}); "
+              f"unconfined {unconfined * 1e3:.1f} ms")
+        costs = decision_seconds(spec, games=rounds * 5)
+        print(f"{label}: referee cost per decision, median of {rounds * 5} games each: none {costs['none'] * 1e6:.0f} us, "
+              f"bwrap {costs['bwrap'] * 1e6:.0f} us (ratio {costs['bwrap'] / costs['none']:.3f})")
 
 
 if __name__ == "__main__":
