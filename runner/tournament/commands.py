@@ -26,7 +26,8 @@ from runner.referee.faults import BotFault, Fault, printable
 from runner.referee.process import BotProcess, BotSpec, Limits
 from runner.ratings import RatingError
 from runner.report import FORMATS, leaderboards, render
-from runner.tournament.execute import FinishedGame, FinishedMatch, LocalExecutor, Lost, WorkerLost, supervised
+from runner.tournament.execute import (ExecutionError, Executor, FinishedGame, FinishedMatch, LocalExecutor, Lost,
+                                       WorkerLost, supervised)
 from runner.tournament.league import SAMPLE_LEAGUE, League, LeagueError, build_league, read_league_file
 from runner.tournament.progress import Progress
 from runner.tournament.schedule import (FORMATS as SCHEDULE_FORMATS, GAUNTLET, PlannedMatch, ScheduleError,
@@ -35,6 +36,7 @@ from runner.tournament.sprt import H0, H1, DuplicateSets, SequentialTest, SprtEr
 from runner.tournament.store import ResultStore, StoreError, StoredGame, merged_games, salvage as salvage_store
 
 RESULTS_DIR = Path("results")
+EXECUTORS = ("local", "dask")
 MAX_JOBS = 256  # worker processes, each with a table of bots
 MAX_BOOTSTRAP = 10_000  # resamples for the rating intervals: beyond it the intervals barely move
 
@@ -221,6 +223,11 @@ def _echo_boards(games: Iterable[StoredGame], fmt: str, anchor: tuple[str, float
 @click.option("--timeout", type=Seconds(), help="Seconds a bot has for each decision.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1, max=MAX_JOBS), help="Worker processes [default: number of CPUs].")
 @click.option("--pin-cores/--no-pin-cores", default=None, help="Pin each worker and its bots to one core.")
+@click.option("--scheduler", metavar="tcp://HOST:PORT", help="Play on the Dask cluster of this scheduler "
+              "(pip install 'cardarena[dask]'); implies --executor dask.")
+@click.option("--executor", "executor_kind", type=click.Choice(EXECUTORS),
+              help="local: worker processes on this machine (default); dask: a Dask cluster, a local one of "
+              "--jobs workers unless --scheduler names one.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Results database to write.")
 @click.option("--resume", is_flag=True, help="Continue an interrupted tournament (or add bots to it).")
 @click.option("--anchor", metavar="BOT=RATING", help="Anchor the ratings on one bot instead of a mean of 1500.")
@@ -236,7 +243,8 @@ def _echo_boards(games: Iterable[StoredGame], fmt: str, anchor: tuple[str, float
 @pass_env_option()
 def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...], players: tuple[str, ...],
         deals: int | None, seed: int | None, deal_seed: int | None, form: str | None, challengers: tuple[str, ...],
-        max_tables: int | None, timeout: float | None, jobs: int | None, pin_cores: bool | None, out: Path | None,
+        max_tables: int | None, timeout: float | None, jobs: int | None, pin_cores: bool | None,
+        scheduler: str | None, executor_kind: str | None, out: Path | None,
         resume: bool, anchor: str | None, bootstrap: int, baseline: str | None, sprt_text: str | None,
         max_games: int | None, sandbox_mode: str | None, pass_env: tuple[str, ...]) -> None:
     """Play a tournament (default: the sample bots across every game) and print the leaderboards.
@@ -253,9 +261,11 @@ def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
         overrides = {"deals": deals, "seed": seed, "deal_seed": deal_seed, "format": form,
                      "challengers": challengers, "max_tables": max_tables, "decision_timeout": timeout,
                      "pin_cores": pin_cores, "baseline": baseline, "sprt": sprt_table, "max_games": max_games,
-                     "sandbox": sandbox_mode, "pass_env": pass_env}
+                     "sandbox": sandbox_mode, "pass_env": pass_env,
+                     "scheduler": scheduler}
         data, base, source = _league_data(league_file, bots, games, players, overrides)
         league = build_league(data, base, source)
+        executor_kind = _executor_kind(league, executor_kind, scheduler, jobs)
     except LeagueError as error:
         raise ArgumentError(str(error)) from None
     if out or league.out:
@@ -264,14 +274,19 @@ def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
     try:
         league = _sprt_bots_started(_preflight(league))
         path = _results_path(league, out, resume)
+        executor = _executor(league, executor_kind, jobs, pin_cores, path.with_suffix(".logs"))
+    except (LeagueError, StoreError, ExecutionError) as error:
+        raise click.ClickException(str(error)) from None
+    try:
         store, deal_key = _open_results(path, league, resume)
-    except (LeagueError, StoreError) as error:
+    except StoreError as error:
+        executor.close()
         raise click.ClickException(str(error)) from None
     if league.deal_seed is not None:
         click.echo(f"note: the deals come from deal seed {league.deal_seed}: anyone who knows it can compute "
                    "every deal (leave it out for deals from a secret kept in the results file)", err=True)
 
-    with store:
+    with store, contextlib.closing(executor):
         sets = None
         if league.sprt is None:
             plans = schedule({e.name: e.games for e in league.entrants}, league.games, league.seed,
@@ -288,10 +303,8 @@ def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
         click.echo(f"{league.name}: {len(league.entrants)} bots, {shape} {total} games "
                    f"({total - len(planned)} already played) -> {path} (bot stderr: {path.with_suffix('.logs')})",
                    err=True)
-        pin = league.pin_cores if pin_cores is None else pin_cores
-        if pin and not can_pin():
+        if executor_kind == "local" and (league.pin_cores if pin_cores is None else pin_cores) and not can_pin():
             click.echo(PINNING_UNAVAILABLE, err=True)
-        executor = LocalExecutor(jobs, pin, log_root=path.with_suffix(".logs"))
         bots_by_name = {entrant.name: entrant.spec for entrant in league.entrants}
         progress = Progress(total, total - len(planned), extra=None if sets is None else partial(_llr_text, sets.test))
         if sets is not None and sets.test.decision is not None:
@@ -320,9 +333,10 @@ def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
             click.echo(f"interrupted: {saved} of {total} games saved in {path}; "
                        "run the same command with --resume to finish", err=True)
             raise SystemExit(130) from None
-        except StoreError as error:
+        except (StoreError, ExecutionError) as error:
             progress.close()
-            raise click.ClickException(str(error)) from None
+            raise click.ClickException(f"{error} ({len(store.finished_ids())} of {total} games saved in {path}; "
+                                       "--resume finishes the run)") from None
         progress.close()
         try:
             _echo_boards(store.games(), "table", anchor_pair, bootstrap, superiority=False)
@@ -392,6 +406,31 @@ def _report_lost(lost: WorkerLost, store: ResultStore, write: Any) -> None:
     if lost.disqualified is not None:
         store.add_disqualified(lost.bot, lost.disqualified)
         write(f"warning: {lost.name} disqualified: {lost.disqualified}")
+
+
+def _executor_kind(league: League, kind: str | None, scheduler: str | None, jobs: int | None) -> str:
+    """Which executor plays the run: --executor, else dask when a scheduler is named, else local."""
+    if kind == "local" and scheduler is not None:
+        raise LeagueError("--scheduler names a Dask cluster, and --executor local plays on this machine: choose one")
+    kind = kind or ("dask" if league.scheduler else "local")
+    if kind == "dask" and league.scheduler is not None and jobs is not None:
+        raise LeagueError("--jobs sets the workers of a local run; a Dask cluster has as many as its workers' threads")
+    return kind
+
+
+def _executor(league: League, kind: str, jobs: int | None, pin_cores: bool | None, log_root: Path) -> Executor:
+    """The executor of a run: local worker processes, or a Dask cluster (connected to at once, so an
+    unreachable scheduler is reported before the results file is made)."""
+    pin = league.pin_cores if pin_cores is None else pin_cores
+    if kind == "local":
+        return LocalExecutor(jobs, pin, log_root=log_root)
+    try:
+        from runner.tournament.dask_executor import DaskExecutor
+    except ModuleNotFoundError as error:
+        if error.name not in ("dask", "distributed"):
+            raise
+        raise ExecutionError("the Dask executor needs Dask: pip install 'cardarena[dask]'") from None
+    return DaskExecutor(league.scheduler if kind == "dask" else None, jobs, pin, log_root)
 
 
 @click.command()

@@ -89,6 +89,9 @@ class Executor(ABC):
         and their seats are played by the fallback. `observer` hears every game's decisions.
         """
 
+    def close(self) -> None:
+        """Let go of what the executor holds between runs (a cluster connection); nothing by default."""
+
 
 def play_match(match: PlannedMatch, bots: Mapping[str, BotSpec], limits: Limits,
                log_root: Path | None = None, **hooks: Any) -> Iterator[FinishedGame | FinishedMatch]:

@@ -11,6 +11,7 @@
     max_tables = 200                # above this many tables per game, a balanced sample of them
     pin_cores = true                # pin each worker (and its bots) to one core
     sandbox = "auto"                # "auto", "bwrap" or "none" (README "Sandbox")
+    # scheduler = "tcp://host:8786" # play on this Dask cluster instead of this machine's cores
     # baseline = "old-bot"          # an SPRT of the one challenger against this bot (needs [sprt])
     # max_games = 20000             # the SPRT stops undecided after this many games
     # [sprt]
@@ -67,7 +68,8 @@ from runner.tournament.sprt import SprtError, SprtSettings, sprt_settings
 
 SAMPLE_LEAGUE = SAMPLE_BOTS / "league.toml"
 _KEYS = {"name", "seed", "deal_seed", "bots", "games", "deals", "format", "challengers", "max_tables",
-         "pin_cores", "out", "limits", "game", "baseline", "sprt", "max_games", "sandbox"}
+         "pin_cores", "out", "limits", "game", "baseline", "sprt", "max_games", "sandbox",
+         "scheduler"}
 DEFAULT_SPRT_MAX_GAMES = 20_000
 _GAME_KEYS = {"players", "deals", "partners", "options"}
 _TIME_KEYS = {"decision_timeout", "handshake_timeout"}
@@ -100,6 +102,7 @@ class League:
     sprt: SprtSettings | None = None  # an SPRT of the one challenger against `baseline`, up to `max_games`
     baseline: str | None = None
     max_games: int = DEFAULT_SPRT_MAX_GAMES
+    scheduler: str | None = None  # a Dask scheduler's address: where the games are played, not what they are
 
     def settings_fingerprint(self) -> dict[str, Any]:
         """Everything that shapes the schedule and the games, except the entrants (which may grow)
@@ -272,9 +275,18 @@ def build_league(data: Mapping[str, Any], base: Path, source: str) -> League:
                       max_tables=max_tables, limits=limits,
                       pin_cores=_expect(data.get("pin_cores", True), bool, "pin_cores"),
                       out=None if out is None else base / _expect(out, str, "out"), deal_seed=deal_seed,
-                      sprt=sprt, baseline=baseline, max_games=max_games)
+                      sprt=sprt, baseline=baseline, max_games=max_games, scheduler=_scheduler(data.get("scheduler")))
     except (LeagueError, OptionError, ManifestError, SprtError, ScheduleError) as error:
         raise LeagueError(f"{source}: {error}") from None
+
+
+def _scheduler(address: Any) -> str | None:
+    """A Dask scheduler address (`tcp://HOST:PORT` and the like), or None."""
+    if address is None:
+        return None
+    if not isinstance(address, str) or "://" not in address or not address.split("://", 1)[1].strip():
+        raise LeagueError(f"scheduler must be a Dask scheduler address such as tcp://host:8786, got {address!r}")
+    return address
 
 
 def read_league_file(path: Path) -> dict[str, Any]:

@@ -1,0 +1,281 @@
+"""The Executor seam on a Dask cluster: portions of the schedule run as tasks on Dask workers.
+
+The organiser (this process) keeps the results file and the schedule; workers are expendable.
+Each portion is one task. Its games stream back as they finish (Dask events on a topic of the
+run's own), and the task's result carries them all again, with its bots' stderr, so a game whose
+event was lost is still stored. When a worker dies, Dask runs its tasks again elsewhere from the
+start of the portion, with the same bots and deals: the games already received are dropped, so
+none is stored twice, and the rest are those a local run would have played.
+
+Bots travel without a shared filesystem: each bot folder is packed once (`shipping`), sent as a
+Dask task result of its own that workers fetch when a portion needs it, and unpacked into the
+worker machine's cache by content hash. A NAME=COMMAND bot has no folder: its command must work
+as it is on every worker.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pickle
+import queue
+import socket
+import tempfile
+import uuid
+import warnings
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Iterator, Mapping, Sequence
+
+import distributed
+from distributed.worker import thread_state
+
+from runner.cores import can_pin, usable_cores
+from runner.referee.process import BotSpec, Limits, append_capped
+from runner.referee.match import GameRecord, Observer
+from runner.tournament.execute import (ExecutionError, Executor, FinishedGame, FinishedMatch, LocalExecutor,
+                                       WorkerLost, portions)
+from runner.tournament.schedule import PlannedMatch
+from runner.tournament.shipping import BotPack, PackError, cache_root, pack_folder, unpack
+
+CONNECT_SECONDS = 10.0  # how long to try reaching a scheduler before giving up
+WORKER_WAIT_SECONDS = 60.0  # how long to wait for a cluster's first worker
+_POLL_SECONDS = 0.2  # how often the organiser looks up from waiting (so Ctrl-C is felt at once)
+_claimed_core: list[Any] = []  # this worker process's core lock (an open file), once claimed
+
+
+class ClusterError(ExecutionError):
+    """The Dask cluster cannot be reached or used; the message says which and why."""
+
+
+class DaskExecutor(Executor):
+    """Runs portions as tasks on the Dask cluster at `address`, or on a local cluster of `jobs`
+    one-thread worker processes when `address` is None; bots with a folder are shipped to the
+    workers; bots' stderr is appended to the logs under `log_root`."""
+
+    def __init__(self, address: str | None, jobs: int | None = None, pin_cores: bool = True,
+                 log_root: Path | None = None):
+        self.pin_cores = pin_cores
+        self.log_root = log_root
+        self.cluster = None
+        try:
+            if address is None:
+                self.cluster = distributed.LocalCluster(
+                    n_workers=jobs or usable_cores(), threads_per_worker=1, processes=True,
+                    host="127.0.0.1", dashboard_address=None)
+                address = self.cluster.scheduler_address
+            else:
+                _check_reachable(address)
+            self.client = distributed.Client(address, timeout=CONNECT_SECONDS, set_as_default=False)
+        except (OSError, TimeoutError, ValueError) as error:
+            self.close()
+            raise ClusterError(f"cannot reach the Dask scheduler at {address}: {error}") from None
+        self.address = address
+        self._packs: dict[str, tuple[BotPack, Any]] = {}  # bot name -> its pack and the task holding it
+
+    def close(self) -> None:
+        """Disconnect from the cluster (and stop it, when this executor started it)."""
+        if getattr(self, "client", None) is not None:
+            self.client.close()
+            self.client = None
+        if self.cluster is not None:
+            self.cluster.close()
+            self.cluster = None
+
+    def workers(self) -> int:
+        """Threads of the cluster's workers (its parallelism), waiting a while for a first worker."""
+        try:
+            self.client.wait_for_workers(1, timeout=WORKER_WAIT_SECONDS)
+        except TimeoutError:
+            raise ClusterError(f"the Dask scheduler at {self.address} has no worker "
+                               f"(waited {WORKER_WAIT_SECONDS:g} s): start some with "
+                               f"dask worker {self.address} --nworkers N --nthreads 1") from None
+        return sum(self.client.nthreads().values())
+
+    def run(self, matches: Sequence[PlannedMatch], bots: Mapping[str, BotSpec], limits: Limits,
+            disqualified: Mapping[str, str] | None = None,
+            observer: Observer | None = None) -> Iterator[FinishedGame | FinishedMatch | WorkerLost]:
+        if observer is not None:
+            raise ExecutionError("the Dask executor does not stream each decision to an observer")
+        cut = portions(matches, self.workers())
+        if not cut:
+            return
+        shipped = self._ship({name for match in cut for name in match.lineup}, bots)
+        topic = f"cardarena-{uuid.uuid4().hex}"
+        inbox: queue.Queue[tuple[str, Any]] = queue.Queue()
+        self.client.subscribe_topic(topic, lambda event: inbox.put(("item", event[1])))
+        futures = {}
+        for index, match in enumerate(cut):
+            packs = {name: shipped[name] for name in set(match.lineup) if name in shipped}
+            futures[index] = future = self.client.submit(
+                play_portion, match, dict(bots), packs, limits, dict(disqualified or {}), self.pin_cores, topic,
+                key=f"{topic}-{index}", pure=False)
+            future.add_done_callback(lambda _, index=index: inbox.put(("done", index)))
+        seen: set[Any] = set()  # the items already passed on: (attempt, number), and each game's id
+        try:
+            while futures:
+                try:
+                    kind, message = inbox.get(timeout=_POLL_SECONDS)
+                except queue.Empty:
+                    continue
+                if kind == "item":
+                    yield from _new(seen, message["attempt"], message["number"], pickle.loads(message["item"]))
+                    continue
+                future = futures.pop(message)
+                outcome = self._outcome(future, cut[message])
+                future.release()
+                for number, item in enumerate(outcome["items"]):
+                    yield from _new(seen, outcome["attempt"], number, item)
+                self._append_logs(outcome["logs"], limits)
+        finally:
+            self.client.unsubscribe_topic(topic)
+            if futures:
+                self.client.cancel(list(futures.values()), force=True)
+
+    def _ship(self, names: set[str], bots: Mapping[str, BotSpec]) -> dict[str, tuple[str, str, Any]]:
+        """Pack each bot folder of `names` once and hand the pack to the cluster as the result of a
+        task of its own, so that workers fetch it only when they need it and Dask makes it again if
+        the worker holding it dies: bot name -> (pack name, working folder within it, its future)."""
+        shipped = {}
+        for name in sorted(names):
+            if bots[name].folder is None:
+                continue
+            if name not in self._packs:
+                try:
+                    pack = pack_folder(Path(bots[name].folder), None if bots[name].cwd is None else Path(bots[name].cwd))
+                except PackError as error:
+                    raise ExecutionError(f"bot {name}: {error}") from None
+                with warnings.catch_warnings():  # a large bot is meant to be in the graph: it is shipped once
+                    warnings.simplefilter("ignore", UserWarning)
+                    future = self.client.submit(_pack_bytes, pack.data, key=f"cardarena-bot-{pack.digest}", pure=False)
+                self._packs[name] = (pack, future)
+            pack, future = self._packs[name]
+            shipped[name] = (pack.digest, pack.workdir, future)
+        return shipped
+
+    def _outcome(self, future: Any, match: PlannedMatch) -> dict[str, Any]:
+        """A finished task's result; ExecutionError when it failed or its workers kept dying."""
+        if future.status == "finished":
+            return future.result()
+        if future.status == "error":
+            error = future.exception()
+            if isinstance(error, distributed.KilledWorker):
+                raise ExecutionError(f"portion {match.match_id} from deal {match.games[0].deal}: every Dask "
+                                     f"worker that ran it died ({error}); a bot may be killing its worker")
+            raise ExecutionError(f"portion {match.match_id} from deal {match.games[0].deal} failed on a Dask "
+                                 f"worker: {type(error).__name__}: {error}")
+        raise ExecutionError(f"portion {match.match_id}: the Dask scheduler at {self.address} dropped it "
+                             f"({future.status}); is the scheduler still running?")
+
+    def _append_logs(self, logs: Mapping[str, bytes], limits: Limits) -> None:
+        """Append a portion's stderr logs (one chunk per bot) to the run's logs, within their cap."""
+        if self.log_root is None:
+            return
+        self.log_root.mkdir(parents=True, exist_ok=True)
+        for name, data in logs.items():
+            log = os.open(self.log_root / name, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                append_capped(log, data, limits.stderr_cap)
+            finally:
+                os.close(log)
+
+
+def _check_reachable(address: str) -> None:
+    """Fail at once (OSError) when nothing listens at a tcp:// address, rather than after Dask's
+    connection retries have used up their timeout."""
+    protocol, _, location = address.partition("://")
+    if protocol == "tcp":
+        host, _, port = location.rpartition(":")
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_SECONDS):
+            pass
+
+
+def _pack_bytes(data: bytes) -> bytes:
+    """A bot pack as a task result: workers fetch it from whichever worker holds it."""
+    return data
+
+
+def _new(seen: set[Any], attempt: str, number: int,
+         item: FinishedGame | FinishedMatch | WorkerLost) -> Iterator[FinishedGame | FinishedMatch | WorkerLost]:
+    """`item` unless it was passed on already: streamed and then in the task's result, or a game
+    played again after its worker died."""
+    if (attempt, number) in seen or (isinstance(item, FinishedGame) and item.game_id in seen):
+        return
+    seen.add((attempt, number))
+    if isinstance(item, FinishedGame):
+        seen.add(item.game_id)
+    yield item
+
+
+def play_portion(match: PlannedMatch, bots: Mapping[str, BotSpec], packs: Mapping[str, tuple[str, str, bytes]],
+                 limits: Limits, disqualified: Mapping[str, str], pin_cores: bool, topic: str) -> dict[str, Any]:
+    """A Dask task: play one portion on this worker, sending each item to the organiser as it comes.
+
+    The portion is played as locally, by a `LocalExecutor` of one supervised process, so a bot that
+    kills or stops its referee costs what it costs locally (its games played again, then its
+    disqualification), not the Dask worker. Shipped bots (`packs`: bot -> pack name, working
+    folder, bytes) run from this machine's cache. A bot whose pack cannot be unpacked here still
+    gets its seat, and fails to start there: a start fault naming this worker, like a bot that
+    cannot start here for any other reason (every fault names the worker). Stops between games once
+    the organiser cancels the task (Ctrl-C) or goes away.
+    """
+    worker = distributed.get_worker()
+    key = thread_state.key
+    attempt = uuid.uuid4().hex  # this run of the task: Dask may run it again after a worker dies
+    where = f"Dask worker {worker.address} on {socket.gethostname()}"
+    if pin_cores and can_pin():
+        _pin_to_free_core()  # the supervised process and its bots inherit this thread's core
+    specs, problems = dict(bots), {}
+    for name, (digest, workdir, data) in packs.items():
+        try:
+            folder = unpack(digest, data)
+        except PackError as error:
+            folder, problems[bots[name].name] = cache_root() / digest, f"; its folder could not be unpacked there: {error}"
+        specs[name] = replace(bots[name], cwd=str(folder / workdir), folder=str(folder))
+    items: list[FinishedGame | FinishedMatch | WorkerLost] = []
+    with tempfile.TemporaryDirectory(prefix="cardarena-logs-") as logs:
+        play = LocalExecutor(1, pin_cores=False, log_root=Path(logs)).run([match], specs, limits, disqualified)
+        for item in play:
+            if isinstance(item, FinishedGame):
+                item = replace(item, record=_name_worker(item.record, where, problems))
+            worker.log_event(topic, {"attempt": attempt, "number": len(items), "item": pickle.dumps(item)})
+            items.append(item)
+            task = worker.state.tasks.get(key)
+            if task is None or task.state != "executing":
+                play.close()  # cancelled: the organiser stores nothing more of it, so stop its bots now
+                break
+        chunks = {path.name: path.read_bytes() for path in Path(logs).iterdir()}
+    return {"attempt": attempt, "items": items, "logs": chunks}
+
+
+def _name_worker(record: GameRecord, where: str, problems: Mapping[str, str]) -> GameRecord:
+    """The record with each fault saying which worker it happened on (a bot that cannot start on
+    one machine, or is slow there, is that machine's problem), and why a bot's folder was missing
+    there when it was."""
+    if not record.faults:
+        return record
+    return replace(record, faults=[replace(fault, detail=f"{fault.detail} (on {where}{problems.get(fault.bot, '')})")
+                                   for fault in record.faults])
+
+
+def _pin_to_free_core() -> None:
+    """Pin this worker's task thread, and so the bots it starts, to a core no other cardarena worker
+    on this machine holds: each core is claimed by a lock file held for the process's life. With
+    every core taken (more workers than cores), the thread stays unpinned."""
+    if not _claimed_core:
+        folder = Path(tempfile.gettempdir()) / f"cardarena-cores-{os.getuid()}"
+        folder.mkdir(exist_ok=True)
+        for core in sorted(os.sched_getaffinity(0)):
+            lock = open(folder / f"core-{core}.lock", "w")
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                lock.close()
+                continue
+            _claimed_core.append((lock, core))
+            break
+        else:
+            _claimed_core.append((None, None))
+    core = _claimed_core[0][1]
+    if core is not None:
+        os.sched_setaffinity(0, {core})

@@ -1,0 +1,201 @@
+"""Tournaments on a real Dask cluster on 127.0.0.1: the same games as a local run, bots shipped to
+workers that do not share their folders, and a worker killed mid-run costing nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.test_tournament import ROOT, cardarena, stored_games
+
+pytest.importorskip("distributed", reason="Dask is not installed (pip install 'cardarena[dask]'; .ci/run does)")
+pytestmark = pytest.mark.dask
+
+RANDOM_BOT = ROOT / "sample_bots" / "random" / "bot.py"
+START_SECONDS = 30
+DEALS, GAMES = 4, 72  # per table; in all (3 Casino tables of 8 games, 3 Knock Rummy tables of 16)
+
+
+@dataclass
+class Cluster:
+    """A `dask scheduler` and its `dask worker`s, each worker with a bot cache of its own (as on
+    machines that share no files)."""
+
+    address: str
+    scheduler: subprocess.Popen
+    workers: list[subprocess.Popen]
+    caches: list[Path]
+
+    def kill_worker(self, index: int) -> None:
+        """Kill a worker (its nanny, worker process and bots) at once, as a machine that is lost."""
+        os.killpg(self.workers[index].pid, signal.SIGKILL)
+        self.workers[index].wait()
+
+    def stop(self) -> None:
+        for process in [*self.workers, self.scheduler]:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+
+
+def start_cluster(folder: Path, workers: int = 2) -> Cluster:
+    """A scheduler on a free port of 127.0.0.1 and `workers` one-thread workers, started as the
+    README says; waits until every worker has joined."""
+    folder.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(":")}
+    dask = [sys.executable, "-m", "dask"]
+    scheduler_file = folder / "scheduler.json"
+    with open(folder / "scheduler.log", "w") as log:
+        scheduler = subprocess.Popen([*dask, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                                      "--scheduler-file", str(scheduler_file)], env=env, start_new_session=True,
+                                     stdout=subprocess.DEVNULL, stderr=log)
+    deadline = time.monotonic() + START_SECONDS
+    while not scheduler_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert scheduler_file.exists(), (folder / "scheduler.log").read_text()
+    time.sleep(0.1)  # the file is written whole, but give its writer a moment to close it
+    address = json.loads(scheduler_file.read_text())["address"]
+    caches, processes = [], []
+    for index in range(workers):
+        caches.append(folder / f"cache-{index}")
+        with open(folder / f"worker-{index}.log", "w") as log:
+            processes.append(subprocess.Popen(
+                [*dask, "worker", address, "--nworkers", "1", "--nthreads", "1", "--host", "127.0.0.1",
+                 "--no-dashboard", "--name", f"w{index}", "--local-directory", str(folder / f"work-{index}")],
+                env={**env, "CARDARENA_BOT_CACHE": str(caches[-1])}, start_new_session=True,
+                stdout=subprocess.DEVNULL, stderr=log))
+    cluster = Cluster(address, scheduler, processes, caches)
+    from distributed import Client
+    with Client(address, timeout=START_SECONDS) as client:
+        client.wait_for_workers(workers, timeout=START_SECONDS)
+    return cluster
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    cluster = start_cluster(tmp_path_factory.mktemp("cluster"))
+    yield cluster
+    cluster.stop()
+
+
+def bot_folders(folder: Path, names: tuple[str, ...] = ("a", "b", "c"), script: str | None = None) -> list[str]:
+    """Bot folders of the random bot (seeded per bot) that only this test's folder holds."""
+    folders = []
+    for seed, name in enumerate(names, 1):
+        bot = folder / name
+        bot.mkdir(parents=True)
+        (bot / "bot.py").write_text(script or RANDOM_BOT.read_text())
+        (bot / "bot.toml").write_text(f'name = "{name}"\ncommand = ["python", "bot.py", "--seed", "{seed}"]\n')
+        folders.append(str(bot))
+    return folders
+
+
+def run_args(out: Path, bots: list[str], deals: int, *extra: str) -> list[str]:
+    """A small tournament at Casino and Knock Rummy, dealt from a fixed seed so two files compare."""
+    args = ["run", "--game", "casino", "--game", "knock-rummy", "--deals", str(deals), "--seed", "42",
+            "--deal-seed", "5", "--timeout", "10", "--bootstrap", "20", "--out", str(out)]
+    for bot in bots:
+        args += ["--bot", bot]
+    return args + list(extra)
+
+
+@pytest.fixture(scope="module")
+def local_run(tmp_path_factory) -> tuple[list[str], Path]:
+    """The bots, and the same tournament played by the local executor with two workers."""
+    folder = tmp_path_factory.mktemp("local")
+    bots = bot_folders(folder / "bots")
+    out = folder / "local.sqlite"
+    result = cardarena(*run_args(out, bots, DEALS, "--jobs", "2"))
+    assert result.returncode == 0, result.stderr
+    return bots, out
+
+
+def test_a_tournament_on_a_dask_cluster_equals_a_local_run(cluster, local_run, tmp_path):
+    bots, local = local_run
+    out = tmp_path / "dask.sqlite"
+    result = cardarena(*run_args(out, bots, DEALS, "--scheduler", cluster.address))
+    assert result.returncode == 0, result.stderr
+    games = stored_games(out)
+    assert games == stored_games(local) and len(games) == GAMES
+    for cache in cluster.caches:  # each worker unpacked the bots it needed into its own cache
+        unpacked = [folder for folder in cache.iterdir() if not folder.name.startswith(".")]
+        assert unpacked and all((folder / "bot.toml").is_file() for folder in unpacked)
+    for name in ("a", "b", "c"):  # the bots' stderr came back to the organiser's one log per bot
+        log = (out.with_suffix(".logs") / f"{name}.stderr.log").read_text()
+        assert f"[cardarena: {name} started" in log
+
+
+def test_a_worker_killed_mid_run_costs_nothing(local_run, tmp_path):
+    bots, local = local_run
+    own = start_cluster(tmp_path / "cluster")
+    try:
+        out = tmp_path / "dask.sqlite"
+        runner = subprocess.Popen([sys.executable, "-m", "runner.cli", *run_args(out, bots, DEALS, "--scheduler", own.address)],
+                                  cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        deadline, recorded = time.monotonic() + 60, 0
+        while recorded < 12 and time.monotonic() < deadline and runner.poll() is None:
+            time.sleep(0.05)
+            if not out.exists():
+                continue
+            try:
+                with sqlite3.connect(out) as db:
+                    recorded = db.execute("SELECT count(*) FROM games").fetchone()[0]
+            except sqlite3.OperationalError:
+                recorded = 0  # not made yet
+        own.kill_worker(1)
+        _, errors = runner.communicate(timeout=120)
+        assert runner.returncode == 0, errors
+        assert 12 <= recorded < GAMES, "the worker was not killed mid-run"
+        assert stored_games(out) == stored_games(local)
+    finally:
+        own.stop()
+
+
+def test_a_bot_that_cannot_start_on_a_worker_is_a_fault_naming_the_worker(cluster, tmp_path):
+    refuses = "import os, sys\nif os.environ.get('CARDARENA_BOT_CACHE'):\n    sys.exit('no toolchain on this machine')\n"
+    bots = bot_folders(tmp_path / "bots", ("a",)) + bot_folders(tmp_path / "more", ("picky",), refuses +
+                                                               RANDOM_BOT.read_text())
+    out = tmp_path / "dask.sqlite"
+    result = cardarena("run", "--game", "casino", "--deals", "1", "--deal-seed", "5", "--bootstrap", "0",
+                       "--out", str(out), "--bot", bots[0], "--bot", bots[1], "--scheduler", cluster.address)
+    assert result.returncode == 0, result.stderr
+    with sqlite3.connect(out) as db:
+        faults = [fault for (text,) in db.execute("SELECT faults FROM games") for fault in json.loads(text)]
+    assert faults and {fault["bot"] for fault in faults} == {"picky"}
+    assert all("on Dask worker tcp://127.0.0.1:" in fault["detail"] for fault in faults)
+    assert all("no toolchain on this machine" in fault["stderr_tail"] for fault in faults)
+
+
+def test_executor_dask_without_an_address_starts_a_local_cluster(local_run, tmp_path):
+    bots, local = local_run
+    out = tmp_path / "demo.sqlite"
+    result = cardarena(*run_args(out, bots, DEALS, "--executor", "dask", "--jobs", "2"))
+    assert result.returncode == 0, result.stderr
+    assert stored_games(out) == stored_games(local)
+
+
+def test_an_unreachable_scheduler_is_one_line_before_any_results_file(tmp_path):
+    out = tmp_path / "never.sqlite"
+    result = cardarena(*run_args(out, bot_folders(tmp_path), 1, "--scheduler", "tcp://127.0.0.1:9"))
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1].startswith("Error: cannot reach the Dask scheduler at tcp://127.0.0.1:9")
+    assert "Traceback" not in result.stderr and not out.exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--executor", "local", "--scheduler", "tcp://127.0.0.1:9"], "choose one"),
+    (["--scheduler", "tcp://127.0.0.1:9", "--jobs", "2"], "--jobs sets the workers of a local run"),
+    (["--scheduler", "127.0.0.1"], "scheduler must be a Dask scheduler address"),
+])
+def test_contradictory_executor_options_are_one_line_with_status_2(tmp_path, args, message):
+    result = cardarena(*run_args(tmp_path / "never.sqlite", bot_folders(tmp_path), 1, *args))
+    assert result.returncode == 2 and message in result.stderr, result.stderr
