@@ -5,7 +5,9 @@ Each portion is one task. Its games stream back as they finish (Dask events on a
 run's own), and the task's result carries them all again, with its bots' stderr, so a game whose
 event was lost is still stored. When a worker dies, Dask runs its tasks again elsewhere from the
 start of the portion, with the same bots and deals: the games already received are dropped, so
-none is stored twice, and the rest are those a local run would have played.
+none is stored twice, and the rest are those a local run would have played. Within a task the
+portion is played as locally, in a supervised process, so a bot that kills its referee costs
+what it costs locally and never the Dask worker.
 
 Bots travel without a shared filesystem: each bot folder is packed once (`shipping`), sent as a
 Dask task result of its own that workers fetch when a portion needs it, and unpacked into the
