@@ -199,3 +199,14 @@ def test_an_unreachable_scheduler_is_one_line_before_any_results_file(tmp_path):
 def test_contradictory_executor_options_are_one_line_with_status_2(tmp_path, args, message):
     result = cardarena(*run_args(tmp_path / "never.sqlite", bot_folders(tmp_path), 1, *args))
     assert result.returncode == 2 and message in result.stderr, result.stderr
+
+
+def test_a_bot_that_kills_its_referee_on_a_worker_costs_a_replay_not_the_worker(cluster, tmp_path):
+    killer = f"o={sys.executable} {ROOT / 'tests' / 'zoo' / 'kills_parent_once.py'} --marker {tmp_path / 'marker'}"
+    out = tmp_path / "dask.sqlite"
+    result = cardarena("run", "--game", "casino", "--deals", "2", "--deal-seed", "5", "--bootstrap", "0",
+                       "--timeout", "2", "--out", str(out), "--bot", killer, "--bot", bot_folders(tmp_path)[0],
+                       "--scheduler", cluster.address)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.count("killed by signal 9 (SIGKILL) while it waited on o") == 1
+    assert len(stored_games(out)) == 4 and all(worker.poll() is None for worker in cluster.workers)

@@ -18,6 +18,7 @@ as it is on every worker.
 from __future__ import annotations
 
 import fcntl
+import multiprocessing
 import os
 import pickle
 import queue
@@ -235,6 +236,9 @@ def play_portion(match: PlannedMatch, bots: Mapping[str, BotSpec], packs: Mappin
             folder, problems[bots[name].name] = cache_root() / digest, f"; its folder could not be unpacked there: {error}"
         specs[name] = replace(bots[name], cwd=str(folder / workdir), folder=str(folder))
     items: list[FinishedGame | FinishedMatch | WorkerLost] = []
+    # A nanny starts its worker as a daemonic process, which multiprocessing forbids children. The
+    # supervised process dies with this one anyway (its parent-death signal), so lift the check.
+    multiprocessing.current_process()._config["daemon"] = False  # noqa: SLF001 - no public switch exists
     with tempfile.TemporaryDirectory(prefix="cardarena-logs-") as logs:
         play = LocalExecutor(1, pin_cores=False, log_root=Path(logs)).run([match], specs, limits, disqualified)
         for item in play:
