@@ -161,9 +161,12 @@ def test_a_worker_killed_mid_run_costs_nothing(local_run, tmp_path):
 
 
 def test_a_bot_that_cannot_start_on_a_worker_is_a_fault_naming_the_worker(cluster, tmp_path):
-    refuses = "import os, sys\nif os.environ.get('CARDARENA_BOT_CACHE'):\n    sys.exit('no toolchain on this machine')\n"
+    # .git stays home (bots are shipped without it): it stands for what a worker machine lacks
+    refuses = "import os, sys\nif not os.path.exists('.git/HEAD'):\n    sys.exit('no toolchain on this machine')\n"
     bots = bot_folders(tmp_path / "bots", ("a",)) + bot_folders(tmp_path / "more", ("picky",), refuses +
                                                                RANDOM_BOT.read_text())
+    (tmp_path / "more" / "picky" / ".git").mkdir()
+    (tmp_path / "more" / "picky" / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     out = tmp_path / "dask.sqlite"
     result = cardarena("run", "--game", "casino", "--deals", "1", "--deal-seed", "5", "--bootstrap", "0",
                        "--out", str(out), "--bot", bots[0], "--bot", bots[1], "--scheduler", cluster.address)
@@ -206,7 +209,7 @@ def test_a_bot_that_kills_its_referee_on_a_worker_costs_a_replay_not_the_worker(
     out = tmp_path / "dask.sqlite"
     result = cardarena("run", "--game", "casino", "--deals", "2", "--deal-seed", "5", "--bootstrap", "0",
                        "--timeout", "2", "--out", str(out), "--bot", killer, "--bot", bot_folders(tmp_path)[0],
-                       "--scheduler", cluster.address)
+                       "--scheduler", cluster.address, "--sandbox", "none")  # under bubblewrap the parent is out of reach
     assert result.returncode == 0, result.stderr
     assert result.stderr.count("killed by signal 9 (SIGKILL) while it waited on o") == 1
     assert len(stored_games(out)) == 4 and all(worker.poll() is None for worker in cluster.workers)

@@ -50,10 +50,10 @@ def main() -> None:
     plans = schedule({e.name: e.games for e in league.entrants}, league.games, league.seed,
                      deal_key=secrets.token_hex(32))
     bots = {entrant.name: entrant.spec for entrant in league.entrants}
-    folders = {entrant.name: entrant.folder for entrant in league.entrants if entrant.folder}
     started = time.perf_counter()
-    for name, folder in folders.items():
-        pack_folder(folder, Path(bots[name].cwd))
+    for spec in bots.values():
+        if spec.folder is not None:
+            pack_folder(Path(spec.folder), Path(spec.cwd))
     packing = time.perf_counter() - started
     with tempfile.TemporaryDirectory() as scratch:
         scratch = Path(scratch)
@@ -61,7 +61,7 @@ def main() -> None:
         local = timed_run(LocalExecutor(2, pin_cores=True), plans, bots, scratch / "local")
         cluster = start_cluster(scratch / "cluster")
         try:
-            executor = DaskExecutor(cluster.address, pin_cores=True, folders=folders)
+            executor = DaskExecutor(cluster.address, pin_cores=True)
             try:
                 (scratch / "dask").mkdir()
                 dask = timed_run(executor, plans, bots, scratch / "dask")
