@@ -32,6 +32,9 @@ _FIXED_SIZES = {0xC0: 1, 0xC2: 1, 0xC3: 1, 0xCA: 5, 0xCB: 9, 0xCC: 2, 0xCD: 3, 0
                 0xD0: 2, 0xD1: 3, 0xD2: 5, 0xD3: 9}  # nil, booleans, floats, ints: header included
 _EXT_HINT = ("the protocol has no msgpack extension types: encode plain maps, arrays, str and ints "
              "(msgpackr: useRecords: false, and no Date objects; other libraries: turn ext types off)")
+_EXT_NAMES = {-1: "a Timestamp", 0x72: "msgpackr's record structures"}
+TEXT_QUOTE = 80  # characters of text printed on stdout quoted in a fault
+_TEXT_CONTROLS = set(range(0x20)) - {0x09, 0x0A, 0x0D}
 
 
 class FrameError(Exception):
@@ -144,7 +147,7 @@ def _budget_breach(body: bytes) -> str | None:
         elif 0xC7 <= byte <= 0xC9 or 0xD4 <= byte <= 0xD8:
             header = 1 + (1 << (byte - 0xC7)) if byte <= 0xC9 else 1
             code = int.from_bytes(body[position + header:position + header + 1], "big", signed=True)
-            name = " (a Timestamp)" if code == -1 else ""
+            name = f" ({_EXT_NAMES[code]})" if code in _EXT_NAMES else ""
             return f"msgpack extension type {code}{name}; {_EXT_HINT}"
         elif byte in _FIXED_SIZES:
             size = _FIXED_SIZES[byte]
@@ -168,6 +171,27 @@ def _budget_breach(body: bytes) -> str | None:
             open_counts.pop()
             keys.pop()
     return None
+
+
+def printed_text(data: bytes) -> str | None:
+    """The first line of `data` when it starts with text (UTF-8 without control characters but tab
+    and line ends; two characters at least), quoted for a fault; else None. A bot that printed to
+    stdout sends a frame header that reads as letters (and announces hundreds of megabytes)."""
+    text = data[:4 * TEXT_QUOTE].decode("utf-8", "replace")
+    end = next((index for index, char in enumerate(text)
+                if ord(char) in _TEXT_CONTROLS or 0x7F <= ord(char) <= 0x9F or char == "\ufffd"), len(text))
+    line = next((part.strip() for part in text[:end].splitlines() if part.strip()), "")
+    if len(line) < 2:
+        return None
+    return line if len(line) <= TEXT_QUOTE else line[:TEXT_QUOTE] + "…"
+
+
+def text_on_stdout(data: bytes) -> str | None:
+    """The fault detail for `data` that is text printed on stdout, else None."""
+    line = printed_text(data)
+    if line is None:
+        return None
+    return f'your bot printed text on stdout: "{line}"; stdout carries frames only: write logs to stderr'
 
 
 class FrameReader:
@@ -194,6 +218,9 @@ class FrameReader:
             return None
         (length,) = HEADER.unpack_from(self._buffer)
         if length > self.max_frame:
+            text = text_on_stdout(bytes(self._buffer[:4 * TEXT_QUOTE]))
+            if text is not None:
+                raise FrameError("malformed", text, bytes(self._buffer[:64]))
             raise FrameError(
                 "oversize",
                 f"frame header announces {length} bytes, over the {self.max_frame}-byte limit",

@@ -92,14 +92,14 @@ def test_c_bot_passes(tmp_path):
 
 
 @pytest.mark.parametrize("script, kind, detail, sent", [
-    ("sleepy", "timeout", "no reply within the time allowed", None),
+    ("sleepy", "timeout", "no reply within the 1 s allowed", None),
     ("quitter", "crash", "exit status 3", None),
     ("garbage", "malformed", "not valid msgpack", "data"),
     ("huge_header", "oversize", "announces 2147483648 bytes", "data"),
     ("illegal", "illegal", "is not among the", "message"),
     ("wrong_type", "protocol", 'expected a "action" message', "message"),
-    ("deaf", "timeout", "no reply within the time allowed", None),
-    ("forker", "timeout", "no reply within the time allowed", None),
+    ("deaf", "timeout", "no reply within the 1 s allowed", None),
+    ("forker", "timeout", "no reply within the 1 s allowed", None),
     ("orphaner", "crash", "exit status 4", None),
 ])
 def test_zoo_bot_fails_with_its_diagnosis(script, kind, detail, sent):

@@ -73,7 +73,7 @@ def nested(levels: int) -> list:
     ({"type": "a", "x": b""}, "a value is msgpack bin (bytes)"),
     ({"type": "a", b"x": 1}, "a map key is msgpack bin (bytes)"),
     ({"type": "a", "x": msgpack.Timestamp(1)}, "msgpack extension type -1 (a Timestamp); the protocol has no"),
-    ({"type": "a", "x": msgpack.ExtType(114, b"r")}, "extension type 114; the protocol has no msgpack extension"),
+    ({"type": "a", "x": msgpack.ExtType(114, b"r")}, "extension type 114 (msgpackr's record structures); the protocol has no msgpack extension"),
     ({"type": "a", "x": [2 ** 64 - 1, -2 ** 63, 1.5, float("nan"), float("-inf")]}, None),
 ])
 def test_decoding_has_a_budget(message, why):

@@ -17,13 +17,14 @@ from typing import Any
 FAULT_KINDS = {
     "timeout": "PROTOCOL.md § Deadlines: no complete reply within the time allowed",
     "crash": "PROTOCOL.md § Lifecycle: the bot process exited or closed its pipes",
-    "malformed": "PROTOCOL.md § Framing: the frame body is not one msgpack map with a str type, "
-                 "within the decoding limits",
+    "malformed": "PROTOCOL.md § Framing: the bytes are not frames of one msgpack map with a str type each, "
+                 "within the decoding limits (text printed on stdout, say)",
     "oversize": "PROTOCOL.md § Framing: the frame header announces more than the maximum frame size",
     "protocol": "PROTOCOL.md § Messages: the message breaks its schema, repeats a key, or comes out of turn",
     "illegal": "PROTOCOL.md § Actions: the action is not one of the legal actions offered",
-    "handshake": "PROTOCOL.md § Handshake: no valid hello (or a protocol version mismatch)",
-    "start": "the bot's command could not be started",
+    "handshake": "PROTOCOL.md § Messages: no valid hello (or another protocol version) within the handshake "
+                 "timeout (§ Deadlines)",
+    "start": "PROTOCOL.md § Transport: the bot's command could not be started",
     "sabotage": "PROTOCOL.md § Lifecycle: the referee's process was killed or stopped while it waited on the bot "
                 "(twice in one game: the bot is left out of the rest of the run)",
     "resource": "PROTOCOL.md § Resource caps: the bot reached a cap on memory, processes, open files or disk",

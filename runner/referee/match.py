@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 from urllib.parse import quote
 
-from protocol.actions import find_legal, is_range, random_action
+from protocol.actions import find_legal, is_range, random_action, same_value
 from protocol.framing import FrameError, FrameReader, decode_body
 from protocol.messages import ProtocolViolation, brief, check_message
 from runner.games.base import Game, Result
@@ -99,6 +99,33 @@ class BadAnswer(Exception):
         self.kind = kind
 
 
+LEGAL_SHOWN = 5  # legal entries quoted when an answer is not among them
+
+
+def why_illegal(action: Any, legal: list[dict[str, Any]]) -> str:
+    """Why `action` is not legal, for the bot's author: the range it missed, where it matches an
+    entry but for a number outside (or not) in the entry's range; else the first few legal entries."""
+    if type(action) is dict:
+        for entry in legal:
+            if entry.keys() != action.keys():
+                continue
+            ranges = [key for key, value in entry.items() if is_range(value)]
+            if not ranges or any(not same_value(value, action[key]) for key, value in entry.items()
+                                 if key not in ranges):
+                continue
+            for key in ranges:
+                bounds, given = entry[key], action[key]
+                if type(given) is not int:
+                    return (f"{key} must be an integer from {bounds['min']} to {bounds['max']}, got {brief(given)} "
+                            f"(legal entry {brief(entry)})")
+                if not bounds["min"] <= given <= bounds["max"]:
+                    return (f"{key} {given} is outside the range {bounds['min']} to {bounds['max']} offered "
+                            f"(legal entry {brief(entry)})")
+    shown = ", ".join(brief(entry) for entry in legal[:LEGAL_SHOWN])
+    more = f" and {len(legal) - LEGAL_SHOWN} more" if len(legal) > LEGAL_SHOWN else ""
+    return f"action {brief(action)} is not among the {len(legal)} legal actions: {shown}{more}"
+
+
 def checked_action(message: dict[str, Any], decision: int, legal: list[dict[str, Any]]) -> dict[str, Any]:
     """The legal action a bot's answer to `decision` names, as the engine's own entry with the bot's
     integer only where it offered a range: the game and the record never hold objects built by a
@@ -112,7 +139,7 @@ def checked_action(message: dict[str, Any], decision: int, legal: list[dict[str,
     action = message["action"]
     entry = find_legal(legal, action)
     if entry is None:
-        raise BadAnswer("illegal", f"action {brief(action)} is not among the {len(legal)} legal actions")
+        raise BadAnswer("illegal", why_illegal(action, legal))
     return {key: action[key] if is_range(value) else value for key, value in entry.items()}
 
 
@@ -291,11 +318,12 @@ class Match:
         """Send one decision request and return the bot's legal action (BotFault otherwise)."""
         process = self._process(index)
         sent = time.monotonic()
-        deadline = sent + (process.spec.decision_timeout or self.limits.decision_timeout)
+        allowed = process.spec.decision_timeout or self.limits.decision_timeout
+        deadline = sent + allowed
         self.heartbeat(index)
         process.send({"type": "decision", "game_id": game_id, "decision": decision, "seat": seat,
                       "view": view, "events": events, "legal": legal, "time_ms": time_ms}, deadline)
-        message, raw = process.receive(deadline)
+        message, raw = process.receive(deadline, allowed)
         self.heartbeat(None)
         record.decision_times.append((seat, time.monotonic() - sent))
         try:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from protocol import PROTOCOL_VERSION
-from protocol.framing import DEFAULT_MAX_FRAME, FrameError, FrameReader, decode_body, encode
+from protocol.framing import DEFAULT_MAX_FRAME, FrameError, FrameReader, decode_body, encode, text_on_stdout
 from protocol.messages import ProtocolViolation, check_hello
 from runner.referee.faults import BotFault, Fault
 from runner.referee.sandbox import Confinement, SandboxError, SandboxSettings, prepare, unconfined
@@ -36,6 +36,9 @@ STDERR_TAIL = 2048  # bytes of a bot's latest stderr kept for fault reports
 EXIT_CHECK_SECONDS = 0.05  # without a pidfd, how often a wait checks whether the bot has exited
 SETTLE_SPIN_SECONDS = 200e-6  # `settle` yields the CPU this long, then waits in doubling steps from this long
 LOG_CAPPED_NOTE = b"\n[cardarena: stderr log capped here]\n"
+SILENT_HINT = ("it sent nothing: does it read frames from stdin (a 4-byte big-endian length, then one msgpack map), "
+               "answer hello and flush stdout? A decoder that returns JS Maps (msgpackr's mapsAsObjects: false) "
+               "hides the \"type\" key: decode to plain objects (PROTOCOL.md § Checklist for a bot in a new language)")
 _PYTHON_NAMES = {"python", "python3", f"python{sys.version_info.major}.{sys.version_info.minor}"}
 
 
@@ -112,6 +115,7 @@ class BotProcess:
         self._proc: subprocess.Popen | None = None
         self._reader = FrameReader(limits.max_frame)
         self._outbox = bytearray()
+        self._received = False  # whether the bot has sent a byte yet
         self._stderr_tail = bytearray()
         self._stderr_lock = threading.Lock()
         self._stderr_thread: threading.Thread | None = None
@@ -134,7 +138,7 @@ class BotProcess:
         self.spawn()
         deadline = time.monotonic() + self.limits.handshake_timeout
         self.send({"type": "hello", "protocol": PROTOCOL_VERSION, "referee": REFEREE_NAME}, deadline)
-        message, raw = self.receive(deadline)
+        message, raw = self.receive(deadline, self.limits.handshake_timeout)
         try:
             self.hello = check_hello(message)
         except ProtocolViolation as error:
@@ -258,8 +262,9 @@ class BotProcess:
                     "crash", f"the bot exited ({self.exit_status()}) while another process still held its input",
                 ))
 
-    def receive(self, deadline: float) -> tuple[dict[str, Any], bytes]:
-        """Read one frame before `deadline`; return the decoded message and its raw body."""
+    def receive(self, deadline: float, allowed: float | None = None) -> tuple[dict[str, Any], bytes]:
+        """Read one frame before `deadline` (`allowed` seconds after the request, for the timeout's
+        message); return the decoded message and its raw body."""
         exited = False
         while True:
             try:
@@ -271,8 +276,7 @@ class BotProcess:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 pending = self._reader.pending()
-                got = f"; {len(pending)} bytes of an incomplete frame arrived" if pending else ""
-                raise BotFault(self._fault("timeout", f"no reply within the time allowed{got}", pending))
+                raise BotFault(self._fault("timeout", self._timeout_detail(deadline, allowed, pending), pending))
             if exited:
                 # What it wrote before exiting still counts; once the pipe is empty, the exit is a crash.
                 if not self._read_chunk():
@@ -331,9 +335,30 @@ class BotProcess:
             return False
         if not chunk:
             pending = self._reader.pending()
-            raise BotFault(self._fault("crash", f"the bot closed its output ({self.exit_status()})", pending))
+            text = text_on_stdout(pending)
+            raise BotFault(self._fault("crash", f"the bot closed its output ({self.exit_status()})"
+                                       + (f"; {text}" if text else ""), pending))
         self._reader.feed(chunk)
+        self._received = True
         return True
+
+    def _timeout_detail(self, deadline: float, allowed: float | None, pending: bytes) -> str:
+        """Why a reply timed out: the limit and the time waited, and what arrived (text printed on
+        stdout, part of a frame, or nothing at all at the handshake)."""
+        detail = "no hello" if self.hello is None else "no reply"
+        if allowed is None:
+            detail += " within the time allowed"
+        else:
+            waited = time.monotonic() - (deadline - allowed)
+            detail += f" within the {allowed:g} s allowed (waited {waited:.3f} s)"
+        text = text_on_stdout(pending)
+        if text is not None:
+            return f"{detail}; {text}"
+        if pending:
+            return f"{detail}; {len(pending)} bytes of an incomplete frame arrived"
+        if self.hello is None and not self._received:
+            return f"{detail}; {SILENT_HINT}"
+        return detail
 
     def _poll_ms(self, remaining: float) -> int:
         """Milliseconds the next poll may wait: the time left, in slices where no pidfd reports an exit."""

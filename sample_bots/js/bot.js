@@ -7,6 +7,11 @@
 // followed by that many bytes of one msgpack map. Logs go to stderr; stdout carries frames only.
 "use strict";
 
+// @msgpack/msgpack decodes maps to plain objects (message.type works) and encodes plain objects
+// without extension types, as the protocol needs. With msgpackr instead, use
+// `new Packr({ useRecords: false, mapsAsObjects: true })` for both: its defaults encode objects as
+// records (an extension type the referee refuses) and `new Unpackr()` decodes maps to `Map`s, in
+// which `message.type` is undefined (the bot never answers, and times out).
 const { encode, decode } = require("@msgpack/msgpack");
 
 const PROTOCOL_VERSION = 1;
