@@ -450,7 +450,7 @@ def junit_xml(report: CheckReport) -> bytes:
 # -- the command -----------------------------------------------------------------------------
 
 def games_to_check(entrant: Entrant, given: tuple[str, ...]) -> list[str]:
-    """The games given with --games (comma-separated or repeated), else every game the bot plays."""
+    """The games given with --game (comma-separated or repeated), else every game the bot plays."""
     if not given:
         return list(entrant.games)
     names = []
@@ -465,8 +465,9 @@ def games_to_check(entrant: Entrant, given: tuple[str, ...]) -> list[str]:
 
 @click.command()
 @click.argument("bot_text", metavar="BOT")
-@click.option("--games", "game_names", multiple=True, metavar="GAME[,GAME]",
-              help="Games to check (default: every game in the bot's manifest).")
+@click.option("--game", "game_names", multiple=True, metavar="GAME[,GAME]",
+              help="Games to check, repeated or comma-separated (default: every game in the bot's manifest).")
+@click.option("--games", "old_game_names", multiple=True, hidden=True)  # the former spelling of --game
 @click.option("--games-per-game", type=click.IntRange(min=1, max=MAX_GAMES_PER_GAME), default=None,
               help="Games to play of each game (default: one in every seat of every player count and option).")
 @click.option("--timeout", type=Seconds(), default=1.0, show_default=True,
@@ -481,14 +482,14 @@ def games_to_check(entrant: Entrant, given: tuple[str, ...]) -> list[str]:
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON instead of text.")
 @sandbox_option("auto")
 @pass_env_option()
-def check(bot_text: str, game_names: tuple[str, ...], games_per_game: int | None, timeout: float,
-          handshake_timeout: float, seed: int, junit_path: Path | None, as_json: bool, sandbox_mode: str,
-          pass_env: tuple[str, ...]) -> None:
+def check(bot_text: str, game_names: tuple[str, ...], old_game_names: tuple[str, ...], games_per_game: int | None,
+          timeout: float, handshake_timeout: float, seed: int, junit_path: Path | None, as_json: bool,
+          sandbox_mode: str, pass_env: tuple[str, ...]) -> None:
     """Check BOT (a bot folder with bot.toml, or NAME=CMD) against the random bot in every game, seat
     and player count; exit status 0 only when it made no fault."""
     try:
         entrant = load_entrant(bot_text)
-        games = games_to_check(entrant, game_names)
+        games = games_to_check(entrant, game_names + old_game_names)
         sandbox = SandboxSettings(mode=sandbox_mode, pass_env=pass_env)
     except (ManifestError, OptionError, ValueError) as error:
         raise ArgumentError(str(error)) from None

@@ -89,15 +89,17 @@ def games() -> None:
               help="Print the deal, every move and the result as JSON, one object per line.")
 @click.option("--log-dir", type=click.Path(file_okay=False, path_type=Path),
               help="Write each bot's stderr to BOT.stderr.log here (replaced by each play; capped at 1 MiB per bot).")
-@click.option("--pin/--no-pin", default=True, show_default=True,
+@click.option("--pin-cores/--no-pin-cores", "pin", default=None,
               help="Keep the referee and its bots on one CPU core (pipe round trips are several "
-                   "times faster there: tests/bench/bench_referee.py).")
+                   "times faster there: tests/bench/bench_referee.py)  [default: pin-cores]")
+@click.option("--pin/--no-pin", "old_pin", default=None, hidden=True)  # the former spelling of --pin-cores
 @sandbox_option("auto")
 @pass_env_option()
 def play(game_name: str, bots: tuple[str, ...], seed: int, timeout: float, handshake_timeout: float,
          options: tuple[str, ...], record_path: Path | None, quiet: bool, as_json: bool, log_dir: Path | None,
-         pin: bool, sandbox_mode: str, pass_env: tuple[str, ...]) -> None:
-    """Play one GAME between bot processes and print the deal, the moves and the result.
+         pin: bool | None, old_pin: bool | None, sandbox_mode: str, pass_env: tuple[str, ...]) -> None:
+    """Play one GAME between bot processes and print the deal, the moves and the result; exit
+    status 1 when a bot faulted.
 
     `--bot NAME=human` seats you: you play that seat in this terminal (runner/human.py)."""
     try:
@@ -131,13 +133,14 @@ def play(game_name: str, bots: tuple[str, ...], seed: int, timeout: float, hands
         click.echo(json.dumps({"type": "decision", **data}) if as_json
                    else "\n".join(move_lines(data, names, public_only)))
 
+    pin = next((flag for flag in (pin, old_pin) if flag is not None), True)
     if pin and not can_pin():  # the worker pins itself and its bots where the system can
         click.echo(PINNING_UNAVAILABLE, err=True)
     limits = Limits(handshake_timeout=handshake_timeout, decision_timeout=timeout, sandbox=sandbox)
     if log_dir is not None:
         for spec in specs:  # the cap counts what a log holds: a play starts its logs afresh
             (log_dir / log_file_name(spec.name)).unlink(missing_ok=True)
-    # The game runs in a supervised worker (pinned to the first core with its bots under --pin), so
+    # The game runs in a supervised worker (pinned to the first core with its bots under --pin-cores), so
     # that a bot that kills or stops its parent costs a replay or a fault, never this command.
     keys = [str(seat) for seat in range(len(specs))]  # names may repeat; seats do not
     table = PlannedMatch(game.spec.name, game.spec.name, rule_options, tuple(keys),
@@ -163,6 +166,8 @@ def play(game_name: str, bots: tuple[str, ...], seed: int, timeout: float, hands
             record_path.write_text(json.dumps(record.to_dict(), indent=1))
         except OSError as error:
             raise click.ClickException(f"cannot write the game record {record_path}: {error.strerror}") from None
+    if record.faults or shutdown_faults:
+        sys.exit(1)  # a bot faulted: scripts see it
 
 
 # Commands defined in their own modules are registered here, one line each.
@@ -172,6 +177,7 @@ from runner.tournament.commands import leaderboard; main.add_command(leaderboard
 from runner.tournament.commands import replay; main.add_command(replay)  # noqa: E402,E702
 from runner.tournament.commands import salvage; main.add_command(salvage)  # noqa: E402,E702
 from runner.html.report import report; main.add_command(report)  # noqa: E402,E702
+from runner.fault_list import faults; main.add_command(faults)  # noqa: E402,E702
 
 if __name__ == "__main__":
     sys.exit(main())

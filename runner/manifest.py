@@ -175,6 +175,9 @@ def load_manifest(path: Path | str) -> Entrant:
         games = tuple(get_game(g).spec.name for g in games)
     except OptionError as error:
         raise ManifestError(f"{manifest}: {error}") from None
+    if not games:
+        raise ManifestError(f"{manifest}: 'games' is empty; list the games the bot plays, or leave 'games' "
+                            "out for every game")
     cwd = data.get("cwd", ".")
     if not isinstance(cwd, str):
         raise ManifestError(f"{manifest}: 'cwd' must be a string")
@@ -206,13 +209,13 @@ def _environment(data: dict, manifest: Path) -> tuple[tuple[tuple[str, str], ...
     return tuple(env.items()), tuple(pass_env)
 
 
-def entrant_from_command(text: str) -> Entrant:
-    """An entrant from `NAME=COMMAND` on the command line (plays every game)."""
+def entrant_from_command(text: str, cwd: Path | None = None) -> Entrant:
+    """An entrant from `NAME=COMMAND` (plays every game), run in `cwd` (None: the current directory)."""
     try:
-        spec = BotSpec.parse(text)
+        spec = BotSpec.parse(text, None if cwd is None else str(cwd))
     except ValueError as error:
         raise ManifestError(str(error)) from None
-    return Entrant(spec=spec, games=tuple(sorted(all_games())), identity=identify(None, spec.command))
+    return Entrant(spec=spec, games=tuple(sorted(all_games())), identity=identify(None, spec.command, cwd))
 
 
 def load_entrant(text: str) -> Entrant:

@@ -81,7 +81,7 @@ def test_a_faulting_bot_is_reported_but_the_game_completes(tmp_path):
     zoo = ROOT / "tests" / "zoo"
     done = cardarena("play", "knock-rummy", "--bot", f"bad={sys.executable} {zoo / 'garbage.py'} --after 0",
                      "--bot", f"good={sys.executable} {RANDOM_BOT}", "--record", str(tmp_path / "r.json"))
-    assert done.returncode == 0
+    assert done.returncode == 1  # a bot faulted: the game completes, the exit status says so
     assert "FAULT bad: malformed (knock-rummy, game knock-rummy-0, seat 0, decision" in done.stderr
     record = json.loads((tmp_path / "r.json").read_text())
     assert record["ranks"] == [1, 0] and record["faults"][0]["kind"] == "malformed"
@@ -137,7 +137,7 @@ def test_play_reports_a_bot_that_exits_leaving_a_child_as_a_crash_at_once():
     orphaner = f"orphaner={sys.executable} {ROOT / 'tests' / 'zoo' / 'orphaner.py'}"
     done = cardarena("play", "knock-rummy", "--bot", orphaner, "--bot", f"r={sys.executable} {RANDOM_BOT}",
                      "--quiet", "--timeout", "30", "--seed", "5", timeout=25)
-    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert "FAULT orphaner: crash (knock-rummy, game knock-rummy-5, seat 0, decision " in done.stderr
     assert "the bot exited (exit status 4) while another process still held its output" in done.stderr
 
@@ -146,7 +146,7 @@ def test_play_blames_a_second_answer_to_the_last_decision_on_the_game(tmp_path):
     double = f"double_knock={sys.executable} {ROOT / 'tests' / 'zoo' / 'double_knock.py'}"
     done = cardarena("play", "knock-rummy", "--bot", double, "--bot", f"p={sys.executable} {ROOT / 'tests' / 'zoo' / 'patient.py'} --after 1000000000",
                      "--quiet", "--seed", "5", "--record", str(tmp_path / "r.json"))
-    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     record = json.loads((tmp_path / "r.json").read_text())
     [fault] = record["faults"]
     assert (fault["kind"], fault["seat"], fault["decision"]) == ("protocol", 0, len(record["actions"]))

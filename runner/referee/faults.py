@@ -128,6 +128,20 @@ def _escape(match: re.Match) -> str:
     return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
+_TELLING = re.compile(r"\w*(?:Error|Exception)\b|\bTraceback\b|\bpanicked\b|\bFATAL\b|\bfatal\b")
+
+
+def telling_lines(stderr: str, count: int = 3) -> list[str]:
+    """The `count` most telling lines of a bot's stderr: those naming an error or exception (or a
+    traceback, a panic) first, in order, then the last lines; so a Node.js bot's `Cannot find
+    module` comes before the `Node.js v20` its runtime prints last."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    telling = [line for line in lines if _TELLING.search(line) and not line.startswith("Traceback (most recent")]
+    telling = telling[:count]
+    rest = [line for line in lines if line not in telling]
+    return telling + rest[max(len(rest) - (count - len(telling)), 0):]
+
+
 @dataclass(frozen=True)
 class Fault:
     """One bot fault: who, where, what kind, why, and the offending bytes and stderr tail.

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import shlex
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -22,7 +23,8 @@ from runner.cores import PINNING_UNAVAILABLE, can_pin
 from runner.games import get_game
 from runner.games.base import GameError, OptionError, score_to_wire
 from runner.html.replay import write_replay_page
-from runner.referee.faults import BotFault, Fault, printable
+from runner.fault_list import fault_counts, summary_lines
+from runner.referee.faults import BotFault, Fault, printable, telling_lines
 from runner.referee.process import BotProcess, BotSpec, Limits
 from runner.ratings import RatingError
 from runner.report import FORMATS, leaderboards, render
@@ -56,6 +58,14 @@ def _parse_anchor(text: str | None) -> tuple[str, float] | None:
                                  param_hint="--anchor") from None
 
 
+def _check_anchor(anchor: tuple[str, float] | None, bots: Iterable[str], where: str) -> None:
+    """Refuse an anchor on a bot that is not there (it would silently anchor nothing)."""
+    names = sorted(set(bots))
+    if anchor is not None and anchor[0] not in names:
+        raise click.BadParameter(f"no bot {anchor[0]!r} {where} (bots: {', '.join(names) or 'none'})",
+                                 param_hint="--anchor")
+
+
 def _league_data(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
                  players: tuple[str, ...], overrides: dict[str, Any]) -> tuple[dict[str, Any], Path, str]:
     """League-file data with command-line overrides applied, its base folder, and its name for messages."""
@@ -66,8 +76,7 @@ def _league_data(league_file: Path | None, bots: tuple[str, ...], games: tuple[s
     else:
         data, base, source = {}, Path.cwd(), "command line"
     if bots:
-        data["bots"] = list(bots) if league_file is None else [str(Path.cwd() / b) if Path(b).exists() else b
-                                                                 for b in bots]
+        data["bots"] = list(bots)  # resolved in the current directory (build_league's bots_base)
     try:
         if games:
             data["games"] = [get_game(name).spec.name for name in games]
@@ -126,9 +135,9 @@ def _preflight(league: League) -> League:
         if fault is None:
             ready.append(entrant)
         else:
-            tail = fault.stderr_tail.strip().splitlines()[-1:] or [""]
+            stderr = " | ".join(telling_lines(fault.stderr_tail))
             click.echo(printable(f"warning: {entrant.name} left out of this run: it failed to start "
-                                 f"({fault.kind}: {fault.detail}){' stderr: ' + tail[0] if tail[0] else ''}; "
+                                 f"({fault.kind}: {fault.detail}){'; stderr: ' + stderr if stderr else ''}; "
                                  "if it needs building, build it (sample bots: bash sample_bots/build.sh), "
                                  "then add it with --resume"), err=True)
     if len(ready) < 2:
@@ -187,7 +196,9 @@ def _open_results(path: Path, league: League, resume: bool) -> tuple[ResultStore
         for entrant in league.entrants:
             if entrant.name not in known:
                 store.add_entrant(entrant.name, entrant.manifest_hash, list(entrant.spec.command),
-                                  list(entrant.games), dict(entrant.identity.files))
+                                  list(entrant.games), dict(entrant.identity.files),
+                                  {"folder": entrant.spec.folder,
+                                   "cwd": entrant.spec.cwd or str(Path.cwd())})
         deal_key = store.deal_secret() if league.deal_seed is None else str(league.deal_seed)
     except StoreError:
         store.close()
@@ -233,6 +244,7 @@ def _echo_boards(games: Iterable[StoredGame], fmt: str, anchor: tuple[str, float
 @click.option("--anchor", metavar="BOT=RATING", help="Anchor the ratings on one bot instead of a mean of 1500.")
 @click.option("--bootstrap", type=click.IntRange(min=0, max=MAX_BOOTSTRAP), default=200, show_default=True,
               help="Bootstrap resamples for the intervals.")
+@click.option("--strict", is_flag=True, help="Exit with status 1 when any bot faulted (for CI).")
 @click.option("--baseline", metavar="BOT", help="With --sprt: the bot the one --challenger is tested against.")
 @click.option("--sprt", "sprt_text", metavar="elo0=0,elo1=10[,alpha=0.05,beta=0.05]",
               help="Test the challenger against the baseline on duplicate sets until the SPRT decides; exit "
@@ -245,7 +257,7 @@ def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
         deals: int | None, seed: int | None, deal_seed: int | None, form: str | None, challengers: tuple[str, ...],
         max_tables: int | None, timeout: float | None, jobs: int | None, pin_cores: bool | None,
         scheduler: str | None, executor_kind: str | None, out: Path | None,
-        resume: bool, anchor: str | None, bootstrap: int, baseline: str | None, sprt_text: str | None,
+        resume: bool, anchor: str | None, bootstrap: int, strict: bool, baseline: str | None, sprt_text: str | None,
         max_games: int | None, sandbox_mode: str | None, pass_env: tuple[str, ...]) -> None:
     """Play a tournament (default: the sample bots across every game) and print the leaderboards.
 
@@ -264,10 +276,11 @@ def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
                      "sandbox": sandbox_mode, "pass_env": pass_env,
                      "scheduler": scheduler}
         data, base, source = _league_data(league_file, bots, games, players, overrides)
-        league = build_league(data, base, source)
+        league = build_league(data, base, source, bots_base=Path.cwd() if bots else None)
         executor_kind = _executor_kind(league, executor_kind, scheduler, jobs)
     except LeagueError as error:
         raise ArgumentError(str(error)) from None
+    _check_anchor(anchor_pair, (entrant.name for entrant in league.entrants), "among this run's bots")
     if out or league.out:
         check_writable_file(out or league.out, "--out" if out else f"{source}: out", make_folders=True)
     require_sandbox(league.limits.sandbox)
@@ -340,12 +353,26 @@ def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
         progress.close()
         try:
             _echo_boards(store.games(), "table", anchor_pair, bootstrap, superiority=False)
+            counts = fault_counts(store.games())
         except (RatingError, StoreError) as error:
             raise click.ClickException(str(error)) from None
+        _echo_fault_summary(counts, path)
         if sets is not None:
             click.echo(_sprt_report(league, sets, len(store.finished_ids())))
-            if sets.test.decision != H1:
-                raise SystemExit(1 if sets.test.decision == H0 else 3)
+        if strict and counts:
+            raise SystemExit(1)
+        if sets is not None and sets.test.decision != H1:
+            raise SystemExit(1 if sets.test.decision == H0 else 3)
+
+
+def _echo_fault_summary(counts: dict[str, Any], path: Path) -> None:
+    """The faults of every recorded game per bot, and the command that lists them, after the boards."""
+    if not counts:
+        click.echo("faults: none")
+        return
+    click.echo(f"faults (each lost its game; every one with its evidence: cardarena faults {shlex.quote(str(path))}):")
+    for line in summary_lines(counts):
+        click.echo(f"  {line}")
 
 
 def _sprt_bots_started(league: League) -> League:
@@ -452,7 +479,9 @@ def leaderboard(results: tuple[Path, ...], fmt: str, anchor: str | None, bootstr
     """
     anchor_pair = _parse_anchor(anchor)
     try:
-        _echo_boards(merged_games(results), fmt, anchor_pair, bootstrap, superiority, crosstable)
+        games = merged_games(results)
+        _check_anchor(anchor_pair, (name for game in games for name in game.seats), "played in these results")
+        _echo_boards(games, fmt, anchor_pair, bootstrap, superiority, crosstable)
     except (StoreError, RatingError) as error:
         raise click.ClickException(str(error)) from None
 

@@ -5,6 +5,7 @@
     # deal_seed = 7                 # deals from this seed instead of the results file's secret:
                                     # predictable by anyone who knows it (for demos and tests)
     bots = ["random", "*/"]         # bot folders (globs allowed, relative to this file) or NAME=CMD
+                                    # (run in this file's folder)
     games = ["casino", "cuajo"]     # default: every registered game
     deals = 4                       # deals per table (each played once per seat rotation)
     format = "round-robin"          # or "gauntlet", with challengers = ["new-bot"]
@@ -133,8 +134,9 @@ def _expect(value: Any, kind: type | tuple[type, ...], where: str) -> Any:
     return value
 
 
-def _entrants(entries: list[Any], base: Path, where: str) -> tuple[Entrant, ...]:
-    """Bots from folder paths (globs allowed, relative to `base`) or `NAME=CMD` strings."""
+def _entrants(entries: list[Any], base: Path, where: str, command_cwd: Path | None) -> tuple[Entrant, ...]:
+    """Bots from folder paths (globs allowed, relative to `base`) or `NAME=CMD` strings, run in
+    `command_cwd` (None: the current directory)."""
     entrants: list[Entrant] = []
     for entry in entries:
         _expect(entry, str, f"{where} entry")
@@ -149,7 +151,7 @@ def _entrants(entries: list[Any], base: Path, where: str) -> tuple[Entrant, ...]
         elif pattern.exists():
             entrants.append(load_manifest(pattern))
         elif "=" in entry:
-            entrants.append(entrant_from_command(entry))
+            entrants.append(entrant_from_command(entry, command_cwd))
         else:
             raise LeagueError(f"{where}: {entry!r} is neither a bot folder nor NAME=CMD")
     names = [entrant.name for entrant in entrants]
@@ -217,8 +219,9 @@ def _sandbox_settings(mode: Any, limit_table: Mapping[str, Any]) -> SandboxSetti
         raise LeagueError(str(error)) from None
 
 
-def build_league(data: Mapping[str, Any], base: Path, source: str) -> League:
-    """A League from parsed league-file data (`base` resolves relative paths; `source` names it)."""
+def build_league(data: Mapping[str, Any], base: Path, source: str, bots_base: Path | None = None) -> League:
+    """A League from parsed league-file data (`base` resolves relative paths; `source` names it;
+    `bots_base`, when given, resolves the bots instead: those given on the command line)."""
     try:
         unknown = sorted(set(data) - _KEYS)
         if unknown:
@@ -239,7 +242,10 @@ def build_league(data: Mapping[str, Any], base: Path, source: str) -> League:
         games = tuple(_game_settings(g, tables.get(g, {}), deals, f"[game.{g}]") for g in dict.fromkeys(names))
         if not games:
             raise LeagueError("games: no game chosen")
-        entrants = _entrants(_expect(data.get("bots", []), list, "bots"), base, "bots")
+        # A league file's NAME=CMD bots run in its folder, where its bot folders are found too (the
+        # sandbox shows them that folder); those given on the command line, in the current directory.
+        entrants = _entrants(_expect(data.get("bots", []), list, "bots"), bots_base or base, "bots",
+                             None if bots_base is not None else base.resolve())
         form = data.get("format", GAUNTLET if "sprt" in data else ROUND_ROBIN)  # an SPRT has a challenger
         if form not in FORMATS:
             raise LeagueError(f"format must be one of {', '.join(FORMATS)}, got {form!r}")

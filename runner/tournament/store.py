@@ -161,23 +161,29 @@ class ResultStore:
                             (json.dumps({**self.disqualified(), bot: detail}, sort_keys=True),))
 
     def entrants(self) -> dict[str, dict[str, Any]]:
-        """Recorded entrants by name: identity digest (`manifest_hash`), command, games, and the
-        digest of each file of the bot ({} when the file predates per-file digests)."""
+        """Recorded entrants by name: identity digest (`manifest_hash`), command, games, the
+        digest of each file of the bot ({} when the file predates per-file digests), and where it
+        ran (`folder`, `cwd`; None for a file written before they were kept)."""
         with self._guard():
             rows = self.db.execute("SELECT * FROM entrants ORDER BY name").fetchall()
             files = dict(self.db.execute("SELECT substr(key, 7), value FROM meta WHERE key LIKE 'files:%'"))
+            where = dict(self.db.execute("SELECT substr(key, 7), value FROM meta WHERE key LIKE 'where:%'"))
         return {name: {"manifest_hash": digest, "command": json.loads(command), "games": json.loads(games),
-                       "files": json.loads(files.get(name, "{}"))}
+                       "files": json.loads(files.get(name, "{}")),
+                       "where": json.loads(where[name]) if name in where else None}
                 for name, digest, command, games in rows}
 
     def add_entrant(self, name: str, manifest_hash: str, command: list[str], games: list[str],
-                    files: dict[str, str] | None = None) -> None:
-        """Record an entrant; `files` (path -> digest) lets a later resume name what changed."""
+                    files: dict[str, str] | None = None, where: dict[str, str | None] | None = None) -> None:
+        """Record an entrant; `files` (path -> digest) lets a later resume name what changed, and
+        `where` (its `folder` and the `cwd` it runs in) lets `cardarena faults` say how to run it again."""
         with self._guard(), self.db:
             self.db.execute("INSERT INTO entrants VALUES (?, ?, ?, ?)",
                             (name, manifest_hash, json.dumps(command), json.dumps(games)))
             if files is not None:
                 self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"files:{name}", json.dumps(files)))
+            if where is not None:
+                self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"where:{name}", json.dumps(where)))
 
     def finished_ids(self) -> set[str]:
         """Ids of every game already recorded."""
