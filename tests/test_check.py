@@ -148,7 +148,7 @@ def test_text_report_and_replay_line_reproduce_the_fault(tmp_path):
 
 def test_bad_hello_fails_the_handshake_and_every_game(tmp_path):
     junit = tmp_path / "junit.xml"
-    status, out, _ = run_check(zoo("bad_hello"), "--games", "knock-rummy,casino", "--junit", str(junit))
+    status, out, _ = run_check(zoo("bad_hello"), "--game", "knock-rummy,casino", "--junit", str(junit))
     assert status == 1
     assert "FAULT handshake: bad_hello: bot speaks protocol version 99" in out
     assert "knock-rummy: SKIPPED: the handshake failed" in out
@@ -176,7 +176,7 @@ def test_a_bot_that_does_not_exit_cleanly_after_shutdown_fails():
 
 @pytest.mark.parametrize("args, message", [
     (["no/such/bot"], "no such bot manifest"),
-    ([str(SAMPLES / "random"), "--games", "chess"], "chess"),
+    ([str(SAMPLES / "random"), "--game", "chess"], "chess"),
     (["x=true", "--games-per-game", "0"], "--games-per-game"),
 ])
 def test_usage_errors_print_one_line_and_no_traceback(args, message):
@@ -214,6 +214,6 @@ def test_a_second_answer_to_a_games_last_decision_fails_that_game_and_its_replay
     assert first["message"]["type"] == "action" and first["message"]["action"]["type"] == "knock"
     command = shlex.split(first["reproduce"])  # cd FOLDER && cardarena play ...
     replay = CliRunner().invoke(main, command[command.index("cardarena") + 1:] + ["--quiet"], catch_exceptions=False)
-    assert replay.exit_code == 0 and "Traceback" not in replay.stderr
+    assert replay.exit_code == 1 and "Traceback" not in replay.stderr
     assert (f"FAULT double_knock: protocol (knock-rummy, game knock-rummy-{first['seed']}, seat {first['seat']}, "
             f"decision {first['decision']}): sent 54 bytes after its answer") in replay.stderr

@@ -152,14 +152,14 @@ def test_play_and_check_report_the_fault_safely(name, script, kind, detail, tmp_
     record_path = tmp_path / "game.json"
     played = invoke("play", "casino", "--bot", bot, "--bot", f"r={sys.executable} {ROOT / 'sample_bots/random/bot.py'}",
                     "--seed", "0", "--timeout", "10", "--quiet", "--record", str(record_path), "--no-pin")
-    assert played.exit_code == 0, played.output
+    assert played.exit_code == 1, played.output  # a bot faulted
     assert f"FAULT {name}: {kind} (casino, game casino-0, seat 0, decision 2)" in played.stderr
     assert_safe_text(played.stdout + played.stderr)
     [fault] = json.loads(record_path.read_text())["faults"]
     assert fault["kind"] == kind and detail in fault["detail"]
 
     junit = tmp_path / "check.xml"
-    checked = invoke("check", bot, "--games", "casino", "--games-per-game", "1", "--timeout", "10",
+    checked = invoke("check", bot, "--game", "casino", "--games-per-game", "1", "--timeout", "10",
                      "--junit", str(junit))
     assert checked.exit_code == 1
     assert_safe_text(checked.stdout + checked.stderr)
@@ -167,7 +167,7 @@ def test_play_and_check_report_the_fault_safely(name, script, kind, detail, tmp_
     failure = ET.parse(junit).getroot().find("./testsuite/testcase/failure")
     assert failure.get("type") == kind and "reproduce: cd " in failure.text
 
-    as_json = invoke("check", bot, "--games", "casino", "--games-per-game", "1", "--timeout", "10", "--json")
+    as_json = invoke("check", bot, "--game", "casino", "--games-per-game", "1", "--timeout", "10", "--json")
     assert as_json.exit_code == 1
     [game] = json.loads(as_json.stdout)["games"]
     [finding] = game["faults"]
