@@ -23,7 +23,7 @@ import shlex
 import stat
 import subprocess
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from runner.games import all_games, get_game
@@ -209,13 +209,20 @@ def _environment(data: dict, manifest: Path) -> tuple[tuple[tuple[str, str], ...
     return tuple(env.items()), tuple(pass_env)
 
 
-def entrant_from_command(text: str, cwd: Path | None = None) -> Entrant:
-    """An entrant from `NAME=COMMAND` (plays every game), run in `cwd` (None: the current directory)."""
+def entrant_from_command(text: str, paths_from: Path | None = None) -> Entrant:
+    """An entrant from `NAME=COMMAND` (plays every game), run in the current directory; with
+    `paths_from` (a league file's folder), each word of the command that names a file or folder
+    there becomes its absolute path, so `mine=python mine.py` finds the script beside the league
+    file without the bot running in (and, sandboxed, seeing) that folder."""
     try:
-        spec = BotSpec.parse(text, None if cwd is None else str(cwd))
+        spec = BotSpec.parse(text)
     except ValueError as error:
         raise ManifestError(str(error)) from None
-    return Entrant(spec=spec, games=tuple(sorted(all_games())), identity=identify(None, spec.command, cwd))
+    if paths_from is not None:
+        spec = replace(spec, command=tuple(
+            str((paths_from / word).resolve()) if not os.path.isabs(word) and os.path.lexists(paths_from / word)
+            else word for word in spec.command))
+    return Entrant(spec=spec, games=tuple(sorted(all_games())), identity=identify(None, spec.command))
 
 
 def load_entrant(text: str) -> Entrant:

@@ -38,13 +38,13 @@ def test_an_anchor_on_a_bot_that_did_not_play_is_refused(tmp_path):
     assert cardarena("leaderboard", str(tmp_path / "t.sqlite"), "--anchor", "random=1000").returncode == 0
 
 
-def test_name_cmd_bots_of_a_league_file_run_in_its_folder(tmp_path):
+def test_name_cmd_bots_of_a_league_file_name_files_relative_to_it(tmp_path):
     league = tmp_path / "league"
     league.mkdir()
     shutil.copy(RANDOM / "bot.py", league / "mine.py")
     (league / "l.toml").write_text(f'name = "here"\ngames = ["casino"]\ndeals = 1\n'
                                    f'bots = ["mine=python mine.py", "{RANDOM}"]\n')
-    done = cardarena("run", str(league / "l.toml"), "--jobs", "1", "--bootstrap", "0",
+    done = cardarena("run", str(league / "l.toml"), "--jobs", "1", "--bootstrap", "0", "--sandbox", "none",
                      "--out", str(tmp_path / "t.sqlite"))  # run from the project folder, not the league's
     assert done.returncode == 0 and "left out" not in done.stderr, done.stderr
     assert "mine" in done.stdout and "faults: none" in done.stdout

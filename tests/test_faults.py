@@ -33,7 +33,7 @@ Node.js v20.20.2
 def chatty_run(out: Path, *extra: str):
     """Knock Rummy, two seats: the random bot against the zoo bot that prints on stdout."""
     return cardarena("run", "--bot", str(RANDOM), "--bot", f"talk={sys.executable} {ZOO / 'chatty.py'}",
-                     "--game", "knock-rummy", "--players", "knock-rummy=2", "--deals", "1", "--jobs", "1",
+                     "--game", "knock-rummy", "--players", "knock-rummy=2", "--deals", "1", "--jobs", "1", "--timeout", "10",
                      "--bootstrap", "0", "--out", str(out), *extra)
 
 
@@ -103,7 +103,7 @@ def test_a_bot_that_cannot_start_is_shown_with_its_telling_stderr(tmp_path):
     script.write_text(f"import sys\nsys.stderr.write({NODE_FAILURE!r})\nsys.exit(1)\n")
     done = cardarena("run", "--bot", str(RANDOM), "--bot", f"b={sys.executable} {RANDOM / 'bot.py'}",
                      "--bot", f"broken={sys.executable} {script}", "--game", "casino", "--deals", "1",
-                     "--jobs", "1", "--bootstrap", "0", "--out", str(tmp_path / "t.sqlite"))
+                     "--jobs", "1", "--bootstrap", "0", "--sandbox", "none", "--out", str(tmp_path / "t.sqlite"))
     assert done.returncode == 0, done.stderr
     warning = next(line for line in done.stderr.splitlines() if line.startswith("warning: broken"))
     assert "stderr: Error: Cannot find module '@msgpack/msgpack'" in warning

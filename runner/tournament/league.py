@@ -5,7 +5,7 @@
     # deal_seed = 7                 # deals from this seed instead of the results file's secret:
                                     # predictable by anyone who knows it (for demos and tests)
     bots = ["random", "*/"]         # bot folders (globs allowed, relative to this file) or NAME=CMD
-                                    # (run in this file's folder)
+                                    # (files a NAME=CMD names: relative to this file too)
     games = ["casino", "cuajo"]     # default: every registered game
     deals = 4                       # deals per table (each played once per seat rotation)
     format = "round-robin"          # or "gauntlet", with challengers = ["new-bot"]
@@ -134,9 +134,9 @@ def _expect(value: Any, kind: type | tuple[type, ...], where: str) -> Any:
     return value
 
 
-def _entrants(entries: list[Any], base: Path, where: str, command_cwd: Path | None) -> tuple[Entrant, ...]:
-    """Bots from folder paths (globs allowed, relative to `base`) or `NAME=CMD` strings, run in
-    `command_cwd` (None: the current directory)."""
+def _entrants(entries: list[Any], base: Path, where: str, command_paths: Path | None) -> tuple[Entrant, ...]:
+    """Bots from folder paths (globs allowed, relative to `base`) or `NAME=CMD` strings, whose
+    commands name files relative to `command_paths` (None: the current directory)."""
     entrants: list[Entrant] = []
     for entry in entries:
         _expect(entry, str, f"{where} entry")
@@ -151,7 +151,7 @@ def _entrants(entries: list[Any], base: Path, where: str, command_cwd: Path | No
         elif pattern.exists():
             entrants.append(load_manifest(pattern))
         elif "=" in entry:
-            entrants.append(entrant_from_command(entry, command_cwd))
+            entrants.append(entrant_from_command(entry, command_paths))
         else:
             raise LeagueError(f"{where}: {entry!r} is neither a bot folder nor NAME=CMD")
     names = [entrant.name for entrant in entrants]
@@ -242,8 +242,8 @@ def build_league(data: Mapping[str, Any], base: Path, source: str, bots_base: Pa
         games = tuple(_game_settings(g, tables.get(g, {}), deals, f"[game.{g}]") for g in dict.fromkeys(names))
         if not games:
             raise LeagueError("games: no game chosen")
-        # A league file's NAME=CMD bots run in its folder, where its bot folders are found too (the
-        # sandbox shows them that folder); those given on the command line, in the current directory.
+        # A league file's NAME=CMD bots name files relative to it, as its bot folders are; those given
+        # on the command line, relative to the current directory. Both run in the current directory.
         entrants = _entrants(_expect(data.get("bots", []), list, "bots"), bots_base or base, "bots",
                              None if bots_base is not None else base.resolve())
         form = data.get("format", GAUNTLET if "sprt" in data else ROUND_ROBIN)  # an SPRT has a challenger
