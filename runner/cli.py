@@ -77,6 +77,8 @@ def games() -> None:
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Seed of the deal: the same seed deals the same cards (a demo, or a game to reproduce), "
                    "so the bots could compute them; a tournament deals from a secret instead.")
+@click.option("--game-id", metavar="ID", help="The game id the bots are told [default: GAME-SEED]: a tournament "
+              "game's id (`cardarena faults` gives it) replays it exactly for bots that seed their play on it.")
 @click.option("--timeout", type=Seconds(), default=1.0, show_default=True,
               help="Seconds a bot has for each decision.")
 @click.option("--handshake-timeout", type=Seconds(), default=10.0, show_default=True,
@@ -95,7 +97,7 @@ def games() -> None:
 @click.option("--pin/--no-pin", "old_pin", default=None, hidden=True)  # the former spelling of --pin-cores
 @sandbox_option("auto")
 @pass_env_option()
-def play(game_name: str, bots: tuple[str, ...], seed: int, timeout: float, handshake_timeout: float,
+def play(game_name: str, bots: tuple[str, ...], seed: int, game_id: str | None, timeout: float, handshake_timeout: float,
          options: tuple[str, ...], record_path: Path | None, quiet: bool, as_json: bool, log_dir: Path | None,
          pin: bool | None, old_pin: bool | None, sandbox_mode: str, pass_env: tuple[str, ...]) -> None:
     """Play one GAME between bot processes and print the deal, the moves and the result; exit
@@ -144,7 +146,7 @@ def play(game_name: str, bots: tuple[str, ...], seed: int, timeout: float, hands
     # that a bot that kills or stops its parent costs a replay or a fault, never this command.
     keys = [str(seat) for seat in range(len(specs))]  # names may repeat; seats do not
     table = PlannedMatch(game.spec.name, game.spec.name, rule_options, tuple(keys),
-                         (PlannedGame(f"{game.spec.name}-{seed}", 0, 0, seed, tuple(range(len(specs)))),))
+                         (PlannedGame(game_id or f"{game.spec.name}-{seed}", 0, 0, seed, tuple(range(len(specs)))),))
     shutdown_faults: list[Fault] = []
     for item in LocalExecutor(1, pin_cores=pin, log_root=log_dir).run([table], dict(zip(keys, specs)), limits,
                                                                       observer=observe):

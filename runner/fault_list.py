@@ -3,7 +3,8 @@ line that deals the same game again, and the per-bot fault summary that ends `ca
 
 A stored game keeps its own seed (derived from the results file's secret, or from the deal seed),
 its seats and its options, so the line deals exactly the same cards to the same seats under the
-same time limit. It runs the bots as they are now, each in a fresh process: a bot that carries
+same time limit, and tells the bots the same game id (bots that seed their play on it, as the
+sample bots do, play the same moves). It runs the bots as they are now, each in a fresh process: a bot that carries
 state from one game to the next (the games before it in its match) may play differently.
 """
 
@@ -43,7 +44,7 @@ def reproduce_line(game: StoredGame, entrants: dict[str, dict[str, Any]], settin
     """The shell line that deals `game` again: `cardarena play` with its seed, seats, options and limits,
     run where its NAME=CMD bots ran."""
     limits = (settings or {}).get("limits", {})
-    words = ["cardarena", "play", game.game, "--seed", str(game.seed)]
+    words = ["cardarena", "play", game.game, "--seed", str(game.seed), "--game-id", game.game_id]
     if "decision_timeout" in limits:
         words += ["--timeout", f"{limits['decision_timeout']:g}"]
     if limits.get("handshake_timeout", 10.0) != 10.0:

@@ -71,7 +71,7 @@ def test_faults_lists_each_fault_with_a_line_that_reproduces_it(tmp_path):
     assert "--seed" in words and str(RANDOM) in words  # a folder bot by its folder
     replayed = cardarena(*words[4:], "--quiet")
     assert replayed.returncode == 1
-    assert "FAULT talk: malformed (knock-rummy, game knock-rummy-" in replayed.stderr
+    assert f"FAULT talk: malformed (knock-rummy, game {entry['game_id']}, seat {entry['seat']}, " in replayed.stderr
     assert f"decision {entry['decision']}): your bot printed text" in replayed.stderr
 
 
