@@ -1,8 +1,9 @@
 """Leaderboards from stored games: per game (and rules version) and overall, as text, Markdown, CSV or JSON.
 
-Each row: rank, bot, Elo, 95% interval, games, score %, W-D-L and faults. W-D-L and score %
-count the pairwise results the ratings are fitted on (a five-player game gives each bot four),
-so they explain the Elo directly. A crosstable adds every pair's head-to-head: the games both
+Each row: rank (equal Elo, equal rank), bot, Elo, 95% interval (a one-sided bound after a perfect
+or a zero score), games, score %, W-D-L and faults, and a legend under each table says so. W-D-L
+and score % count the pairwise results the ratings are fitted on (a five-player game gives each
+bot four), so they explain the Elo directly. A crosstable adds every pair's head-to-head: the games both
 bots sat in (compared), their pairwise W-D-L, score, the Elo difference that score implies with
 a 95% interval, and the likelihood that the first bot is the stronger (`Pairing`).
 """
@@ -13,6 +14,7 @@ import csv
 import io
 import json
 import math
+import textwrap
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
@@ -25,8 +27,15 @@ from runner.tournament.store import StoredGame
 
 FORMATS = ("table", "markdown", "csv", "json")
 CSV_FIELDS = ["rank", "bot", "elo", "low", "high", "games", "score_percent", "wins", "draws", "losses", "faults",
-              "group"]
-HEADERS = ["rank", "bot", "elo", "±95%", "games", "score %", "W-D-L", "faults"]
+              "group", "bound"]
+HEADERS = ["rank", "bot", "elo", "95% interval", "games", "score %", "W-D-L", "faults"]
+LEGEND_WIDTH = 100  # characters per line of the legend under a text table
+#: what a leaderboard's columns mean, printed under each table
+LEGEND = ("games: games played. W-D-L, score %: pairwise results (one per other bot or team at the table: a "
+          "five-player game counts four), on which the Elo is fitted. 95% interval: low to high, resampling whole "
+          "duplicate sets; ≥ marks a perfect score (the rating could be any higher: the Elo shown rests on two "
+          "virtual draws per pair), ≤ a score of zero. rules vN: the version of the game's rules "
+          "(runner/games/<game>.md); versions are never pooled. Equal Elo, equal rank.")
 CROSSTABLE_FIELDS = ["bot", "opponent", "games", "wins", "draws", "losses", "score_percent", "elo", "low", "high",
                      "superiority"]
 CROSSTABLE_HEADERS = ["bot", "opponent", "games", "W-D-L", "score %", "Elo diff", "95% interval", "LOS %"]
@@ -54,10 +63,27 @@ class Row:
         played = self.wins + self.draws + self.losses
         return 100.0 * (self.wins + self.draws / 2) / played if played else 0.0
 
+    @property
+    def bound(self) -> str | None:
+        """"lower" after a perfect score (every pairwise result a win), "upper" after a score of
+        zero: the rating is then only bounded on one side, whatever its interval says."""
+        if self.wins and not self.draws and not self.losses:
+            return "lower"
+        if self.losses and not self.wins and not self.draws:
+            return "upper"
+        return None
+
+    def interval_text(self) -> str:
+        """The interval for people: `1420 to 1580` (as the crosstable writes its), or the one-sided bound of a perfect (or zero) score."""
+        if self.bound == "lower":
+            return f"≥{round(self.elo if self.low is None else min(self.low, self.elo))} (perfect score)"
+        if self.bound == "upper":
+            return f"≤{round(self.elo if self.high is None else max(self.high, self.elo))} (no point scored)"
+        return "n/a" if self.low is None else f"{round(self.low)} to {round(self.high)}"
+
     def cells(self) -> list[Any]:
-        """The row as leaderboard cells (interval as the larger distance from the Elo)."""
-        margin = "n/a" if self.low is None else f"±{round(max(self.elo - self.low, self.high - self.elo))}"
-        return [self.rank, self.bot, round(self.elo), margin, self.games, f"{self.score:.1f}",
+        """The row as leaderboard cells."""
+        return [self.rank, self.bot, round(self.elo), self.interval_text(), self.games, f"{self.score:.1f}",
                 f"{self.wins}-{self.draws}-{self.losses}", self.faults]
 
     def to_dict(self) -> dict[str, Any]:
@@ -66,7 +92,7 @@ class Row:
                 "high": None if self.high is None else round(self.high, 1),
                 "games": self.games, "score_percent": round(self.score, 2),
                 "wins": self.wins, "draws": self.draws, "losses": self.losses, "faults": self.faults,
-                "group": self.group}
+                "group": self.group, "bound": self.bound}
 
 
 def _signed(elo: float | None) -> str:
@@ -195,8 +221,10 @@ def board(title: str, games: Sequence[StoredGame], prior: float, anchor: tuple[s
     rows = []
     for position, bot in enumerate(order, 1):
         low, high = ratings.interval[bot] or (None, None)
-        rows.append(Row(position, bot, ratings.rating[bot], low, high, played[bot], *outcome[bot], faults[bot],
-                        ratings.group_of(bot)))
+        above = rows[-1] if rows else None
+        tied = above is not None and (above.group, round(above.elo)) == (ratings.group_of(bot), round(ratings.rating[bot]))
+        rows.append(Row(above.rank if tied else position, bot, ratings.rating[bot], low, high, played[bot],
+                        *outcome[bot], faults[bot], ratings.group_of(bot)))
     notes = []
     if len(ratings.groups) > 1:
         parts = "; ".join(f"group {i + 1}: {', '.join(group)}" for i, group in enumerate(ratings.groups))
@@ -266,6 +294,7 @@ def render(boards: Sequence[Board], fmt: str = "table", superiority: bool = Fals
         parts.append(tabulate([row.cells() for row in b.rows], headers=HEADERS, tablefmt=style,
                               colalign=("right", "left", "right", "left", "right", "right", "left", "right")))
         parts.extend(f"note: {note}" for note in b.notes)
+        parts.append("\n" + LEGEND if fmt == "markdown" else textwrap.fill(LEGEND, LEGEND_WIDTH))
         if superiority:
             names = [row.bot for row in b.rows]
             parts.append("likelihood of superiority, % (row over column):")
