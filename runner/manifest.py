@@ -28,7 +28,7 @@ from pathlib import Path
 
 from runner.games import all_games, get_game
 from runner.games.base import OptionError
-from runner.referee.process import BotSpec
+from runner.referee.process import BotSpec, check_bot_name
 from runner.referee.sandbox import check_env_name
 
 MANIFEST_NAME = "bot.toml"
@@ -158,8 +158,10 @@ def load_manifest(path: Path | str) -> Entrant:
     if unknown:
         raise ManifestError(f"{manifest}: unknown key(s) {', '.join(unknown)} (allowed: {', '.join(sorted(_KEYS))})")
     name = data.get("name")
-    if not isinstance(name, str) or not name.strip() or any(c.isspace() or c == "=" for c in name):
-        raise ManifestError(f"{manifest}: 'name' must be a non-empty string without spaces or '='")
+    try:
+        check_bot_name(name)
+    except ValueError as error:
+        raise ManifestError(f"{manifest}: 'name': {error}") from None
     command = data.get("command")
     if isinstance(command, str):
         try:

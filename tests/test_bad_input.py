@@ -46,6 +46,15 @@ CASES = [
      "bot.toml: 'command' cannot be split like a shell would: No closing quotation"),
     (["play", "casino", "--bot", "{tmp}/bot", "--bot", B], {"bot/bot.toml": 'name = "q"\ncommand = "x \'y"\n'}, 2,
      "bot.toml: 'command' cannot be split like a shell would"),
+    # bot names: part of game ids and file names, so no separators, spaces or control characters
+    (["run", "--bot", "{tmp}/bot", "--bot", B, "--out", "{tmp}/r.sqlite"],
+     {"bot/bot.toml": 'name = "a+b"\ncommand = "python3 bot.py"\n'}, 2,
+     "bot.toml: 'name': bot name 'a+b' must be 1-64 letters, digits"),
+    (["run", "--bot", "{tmp}/bot", "--bot", B, "--out", "{tmp}/r.sqlite"],
+     {"bot/bot.toml": 'name = "evil\\u001b[2J"\ncommand = "python3 bot.py"\n'}, 2,
+     "bot name 'evil\\x1b[2J' must be 1-64 letters"),
+    (["play", "casino", "--bot", f"x/y={sys.executable} {RANDOM_BOT}", "--bot", B], {}, 2,
+     "bot name 'x/y' must be 1-64 letters"),
     # rule options that depend on the table size
     (["play", "knock-rummy", *TWO, "--option", "dealer=7"], {}, 2, "option 'dealer' must be a seat below 2, got 7"),
     (["play", "casino", *TWO, "--option", "partnerships=true"], {}, 2, "option 'partnerships' needs 4 players"),

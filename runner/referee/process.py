@@ -13,6 +13,7 @@ from __future__ import annotations
 import fcntl
 import math
 import os
+import re
 import select
 import shlex
 import signal
@@ -42,6 +43,19 @@ SILENT_HINT = ("it sent nothing: does it read frames from stdin (a 4-byte big-en
 _PYTHON_NAMES = {"python", "python3", f"python{sys.version_info.major}.{sys.version_info.minor}"}
 
 
+#: a bot's name: it becomes part of game ids (`casino/a+b/d0/r1`), log file names and every report,
+#: and a league takes it from a stranger's bot.toml, so it holds no separator, space or control character
+BOT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+def check_bot_name(name: object) -> str:
+    """`name` if it is a usable bot name, else ValueError saying what a name may hold."""
+    if not isinstance(name, str) or not BOT_NAME.fullmatch(name):
+        raise ValueError(f"bot name {name!r} must be 1-64 letters, digits, '.', '_' or '-', starting with "
+                         "a letter or digit (it becomes part of game ids and file names)")
+    return name
+
+
 @dataclass(frozen=True)
 class BotSpec:
     """How to run a bot: its name, its command line, the directory it runs in, its own folder
@@ -63,6 +77,7 @@ class BotSpec:
         name = name.strip()
         if not sep or not name or not command.strip():
             raise ValueError(f"bot must be given as NAME=COMMAND, got {text!r}")
+        check_bot_name(name)
         try:
             argv = tuple(shlex.split(command))
         except ValueError as error:
