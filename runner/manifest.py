@@ -39,6 +39,9 @@ SKIPPED_FOLDERS = frozenset({"node_modules", "__pycache__", ".git", "build", ".v
 SKIPPED_SUFFIXES = (".pyc", ".pyo")
 MAX_BOT_FILES = 10_000  # files in a bot's identity: more is build output that belongs in .gitignore
 CONTENT_BUDGET = 128 << 20  # bytes of content hashed per bot; files past it count by size and mtime
+#: a bot folder may ship its own .git, whose config git obeys: `core.fsmonitor` names a command git
+#: runs, as the organiser, whenever it lists the folder's files; overriding it on the command line wins
+GIT_WITHOUT_HOOKS = ("-c", "core.fsmonitor=false")
 
 
 class ManifestError(ValueError):
@@ -81,7 +84,7 @@ def bot_files(folder: Path) -> list[str]:
     git's tracked and untracked-but-not-ignored files; elsewhere a walk that leaves out
     SKIPPED_FOLDERS and SKIPPED_SUFFIXES. Symbolic links are listed, never followed."""
     try:
-        listed = subprocess.run(["git", "-C", str(folder), "ls-files", "-z", "--cached", "--others",
+        listed = subprocess.run(["git", *GIT_WITHOUT_HOOKS, "-C", str(folder), "ls-files", "-z", "--cached", "--others",
                                  "--exclude-standard"], capture_output=True, timeout=60, check=False)
         in_git = listed.returncode == 0
     except (OSError, subprocess.TimeoutExpired):

@@ -104,3 +104,14 @@ def test_resume_refuses_a_bot_whose_code_changed_though_its_manifest_did_not(tmp
     assert [line for line in refused.stderr.splitlines() if line.strip()] == [
         f"Error: {out}: bot 'mine' changed since its games were recorded (changed: 'strategy.py'); "
         "use --out for a new results file"]
+
+
+def test_identifying_a_bot_never_runs_a_command_its_git_config_names(tmp_path):
+    """A downloaded bot folder may ship its own .git: git's `core.fsmonitor` would run any command
+    as the organiser the moment the folder is listed."""
+    bot = make_bot(tmp_path / "mine", {"bot.py": "print(1)\n"})
+    subprocess.run(["git", "init", "-q", str(bot)], check=True)
+    marker = tmp_path / "pwned"
+    subprocess.run(["git", "-C", str(bot), "config", "core.fsmonitor", f"touch {marker}; false"], check=True)
+    assert bot_files(bot) == ["bot.py", "bot.toml"]
+    assert not marker.exists()
