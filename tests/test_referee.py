@@ -7,6 +7,7 @@ faulting bot ranked last, and no process left behind.
 from __future__ import annotations
 
 import os
+import random
 import re
 import sys
 import time
@@ -17,10 +18,11 @@ import pytest
 from runner.games import get_game
 from runner.referee.faults import BotFault
 from runner.referee.match import Match, ranks_with_faults
+from runner.referee import sandbox
 from runner.referee.sandbox import SandboxSettings
 from runner.referee.process import LOG_CAPPED_NOTE, BotProcess, BotSpec, Limits, append_capped, open_pidfd
 from runner.games.base import Result
-from tests.conftest import random_bot, zoo_bot
+from tests.conftest import ZOO, random_bot, zoo_bot
 
 KNOCK_RUMMY = get_game("knock-rummy")
 LIMITS = Limits(handshake_timeout=10.0, decision_timeout=1.0)
@@ -285,3 +287,21 @@ def test_a_second_answer_to_the_last_decision_of_the_last_game_is_caught_before_
         record = match.play(KNOCK_RUMMY, 7)
     assert [(f.kind, f.seat, f.game_id) for f in record.faults] == [("protocol", 0, "knock-rummy-7")]
     assert match.shutdown_faults == []
+
+
+def test_stopping_a_bot_never_waits_for_an_escapee_that_holds_its_stderr(tmp_path, monkeypatch):
+    """Without a cgroup to find it, a `setsid` child that inherited the bot's stderr outlives the
+    bot; the referee stops draining that pipe once the bot is gone instead of waiting on it."""
+    monkeypatch.setattr(sandbox, "_cgroup_parents", lambda: {})
+    token = f"{3600 + random.random():.9f}"
+    spec = BotSpec("holder", (sys.executable, "stderr_holder.py", "--token", token), cwd=str(ZOO), folder=str(ZOO))
+    bot = BotProcess(spec, Limits(sandbox=SandboxSettings(mode="none")), log_path=tmp_path / "holder.log")
+    try:
+        bot.start()
+        drain = bot._stderr_thread
+        bot.stop()
+        assert not drain.is_alive()
+        assert running("sleep", token)  # what the drain must not wait for
+    finally:
+        for pid in running("sleep", token):
+            os.kill(pid, 9)

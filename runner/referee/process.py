@@ -24,7 +24,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from protocol import PROTOCOL_VERSION
 from protocol.framing import DEFAULT_MAX_FRAME, FrameError, FrameReader, decode_body, encode, text_on_stdout
@@ -201,6 +201,8 @@ class BotProcess:
             self._poll_in.register(self._pidfd, select.POLLIN)
             self._poll_out.register(self._pidfd, select.POLLIN)
             self._watched.append(self._pidfd)
+        os.set_blocking(self._proc.stderr.fileno(), False)
+        self._stderr_stop = os.pipe()  # `kill` writes to it: stop draining once the pipe is empty
         self._stderr_thread = threading.Thread(target=self._drain_stderr, args=(log,), daemon=True)
         self._stderr_thread.start()
 
@@ -238,7 +240,11 @@ class BotProcess:
             except OSError:
                 pass  # closing a pipe whose other end died can report the broken pipe; it is closed
         if self._stderr_thread is not None:
+            os.write(self._stderr_stop[1], b"!")  # a process that escaped the kill may hold the pipe
             self._stderr_thread.join(timeout=2.0)
+            for fd in self._stderr_stop:
+                os.close(fd)
+            self._stderr_thread = None
         proc.stderr.close()
         self._confinement.release()
 
@@ -417,7 +423,7 @@ class BotProcess:
         capped = log is None or not append_capped(log, self._log_header(), self.limits.stderr_cap)
         partial = b""  # the start of a line not yet ended
         try:
-            while chunk := self._proc.stderr.read(1 << 16):
+            for chunk in self._stderr_chunks():
                 with self._stderr_lock:
                     self._stderr_tail += chunk
                     del self._stderr_tail[:-STDERR_TAIL]
@@ -435,6 +441,28 @@ class BotProcess:
                 if partial and not capped:
                     append_capped(log, partial + b"\n", self.limits.stderr_cap)
                 os.close(log)
+
+    def _stderr_chunks(self) -> Iterator[bytes]:
+        """What the bot writes to stderr, until the end of file, or once `kill` has stopped the bot,
+        until the pipe is empty: a process that escaped the kill (no cgroup to find it) could hold
+        the pipe open for ever, and the referee would wait for it at every stop."""
+        fd, stop = self._proc.stderr.fileno(), self._stderr_stop[0]
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        poller.register(stop, select.POLLIN)
+        stopping = False
+        while True:
+            if not stopping:
+                stopping = any(ready == stop for ready, _ in poller.poll())
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except BlockingIOError:
+                if stopping:
+                    return
+                continue
+            if not chunk:
+                return
+            yield chunk
 
     def _log_header(self) -> bytes:
         """The line that opens each start's part of the log: who, where, which process, when."""
