@@ -95,8 +95,9 @@ def bot_files(folder: Path) -> list[str]:
     else:
         names = []
         for root, folders, files in os.walk(folder):
-            folders[:] = [name for name in folders if name not in SKIPPED_FOLDERS]
-            names += [os.path.relpath(os.path.join(root, name), folder) for name in files
+            links = [name for name in folders if os.path.islink(os.path.join(root, name))]  # walk lists, never enters
+            folders[:] = [name for name in folders if name not in SKIPPED_FOLDERS and name not in links]
+            names += [os.path.relpath(os.path.join(root, name), folder) for name in files + links
                       if not name.endswith(SKIPPED_SUFFIXES)]
             if len(names) > MAX_BOT_FILES:
                 break

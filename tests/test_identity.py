@@ -115,3 +115,19 @@ def test_identifying_a_bot_never_runs_a_command_its_git_config_names(tmp_path):
     subprocess.run(["git", "-C", str(bot), "config", "core.fsmonitor", f"touch {marker}; false"], check=True)
     assert bot_files(bot) == ["bot.py", "bot.toml"]
     assert not marker.exists()
+
+
+def test_hostile_folder_entries_are_identified_without_being_opened_or_followed(tmp_path):
+    """A pipe or device would hang or leak if read, a link may point anywhere (a loop, /etc): each
+    counts by what it is, and a link by its target, a link to a folder included."""
+    bot = make_bot(tmp_path / "mine", {"bot.py": "print(1)\n"})
+    os.mkfifo(bot / "fifo")
+    (bot / "loop1").symlink_to("loop2")
+    (bot / "loop2").symlink_to("loop1")
+    (bot / "secret").symlink_to("/etc/shadow")
+    (bot / "lib").symlink_to("/etc")
+    before = load_manifest(bot).identity
+    assert [name for name, _ in before.files] == ["bot.py", "bot.toml", "fifo", "lib", "loop1", "loop2", "secret"]
+    (bot / "lib").unlink()
+    (bot / "lib").symlink_to("/usr")
+    assert load_manifest(bot).identity.changes(dict(before.files)) == ["lib"]
