@@ -94,6 +94,8 @@ def test_report_holds_boards_crosstables_faults_and_every_game(results, tmp_path
     for name, version in sorted({(r["game"], r["rules_version"]) for r in records}):
         assert f"<h2>{name} (rules v{version})</h2>" in page
     assert "<h2>overall</h2>" in page
+    # intervals written as the text leaderboard writes them: low to high, not as margins
+    assert re.search(r'<td class="num">\d+ to \d+</td>', page) and not re.search(r'<td class="num">[-+]\d+ / ', page)
     assert page.count('<table class="crosstable">') == len(PLAYERS) + 1
     assert page.count('<svg class="convergence"') == len(PLAYERS) + 1
     # hostile fault texts appear only escaped, their control characters visible

@@ -106,3 +106,12 @@ def test_every_cited_protocol_section_exists():
 @pytest.mark.parametrize("kind", sorted(FAULT_KINDS))
 def test_every_fault_kind_cites_protocol_md(kind):
     assert FAULT_KINDS[kind].startswith("PROTOCOL.md § ")
+
+
+def test_every_fault_kind_is_in_protocol_md_and_the_guide():
+    """The fault table of PROTOCOL.md § 8 and the bot author's guide name every kind a bot can get."""
+    protocol_md = (ROOT / "protocol" / "PROTOCOL.md").read_text()
+    table = protocol_md[protocol_md.index("## 8. Faults"):protocol_md.index("### Resource caps")]
+    assert set(re.findall(r"^\| `([a-z]+)` \|", table, re.M)) == set(FAULT_KINDS)
+    guide = (ROOT / "sample_bots" / "README.md").read_text()
+    assert all(f"`{kind}`" in guide for kind in FAULT_KINDS)

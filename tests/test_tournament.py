@@ -210,6 +210,8 @@ def test_resume_with_other_settings_is_refused_and_loses_nothing(finished, tmp_p
     assert "recorded with other settings (games differ)" in line
     line = one_clear_line(invoke(*run_args(copy, deals=4), "--deal-seed", "42", "--resume"))
     assert "recorded with other settings (deal_seed differ)" in line
+    line = one_clear_line(invoke(*run_args(copy, deals=4), "--handshake-timeout", "5", "--resume"))
+    assert "recorded with other settings (limits differ)" in line  # the option reaches the league's limits
     assert "already holds results" in one_clear_line(invoke(*run_args(copy, deals=4)))
     assert stored_games(copy) == before
 

@@ -24,7 +24,7 @@ from runner.html import esc, page, plain_text, write_assets
 from runner.html.replay import replay_data, replay_page
 from runner.ratings import RatingError, comparisons_from_ranks, rate, tally
 from runner.report import Board, leaderboards
-from runner.tournament.commands import _parse_anchor
+from runner.tournament.commands import MAX_BOOTSTRAP, _parse_anchor
 from runner.tournament.store import ResultStore, StoreError, StoredGame
 
 CHECKPOINTS = 8  # refits of the ratings as games accumulate (the convergence plot)
@@ -100,10 +100,9 @@ def _leaderboard(b: Board) -> str:
     """A board as an HTML table with its interval bars and notes."""
     rows = []
     for row, bar in zip(b.rows, _interval_bars(b)):
-        margin = ("n/a" if row.low is None
-                  else f"{row.low - row.elo:+.0f} / {row.high - row.elo:+.0f}")
+        interval = row.interval_text()  # as the text leaderboard writes it: low to high, or a one-sided bound
         rows.append(f'<tr data-bot="{esc(row.bot)}"><td class="num">{row.rank}</td><td>{esc(row.bot)}</td>'
-                    f'<td class="num elo">{row.elo:.0f}</td><td class="num">{esc(margin)}</td><td>{bar}</td>'
+                    f'<td class="num elo">{row.elo:.0f}</td><td class="num">{esc(interval)}</td><td>{bar}</td>'
                     f'<td class="num">{row.games}</td><td class="num">{row.score:.1f}</td>'
                     f'<td class="num">{row.wins}-{row.draws}-{row.losses}</td><td class="num">{row.faults}</td></tr>')
     notes = "".join(f'<p class="note">{esc(note)}</p>' for note in b.notes)
@@ -322,7 +321,7 @@ def write_report(results: Path, out: Path, anchor: tuple[str, float] | None = No
 @click.option("-o", "--out", type=click.Path(dir_okay=False, path_type=Path), default=Path("report.html"),
               show_default=True, help="The report's HTML file; replays go in a folder beside it (NAME.replays/).")
 @click.option("--anchor", metavar="BOT=RATING", help="Anchor the ratings on one bot instead of a mean of 1500.")
-@click.option("--bootstrap", type=click.IntRange(min=0), default=200, show_default=True,
+@click.option("--bootstrap", type=click.IntRange(min=0, max=MAX_BOOTSTRAP), default=200, show_default=True,
               help="Bootstrap resamples for the intervals.")
 @click.option("--replays/--no-replays", default=True, show_default=True,
               help="Write a replay page for every game (replaying each through its engine).")

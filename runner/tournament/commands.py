@@ -1,4 +1,4 @@
-"""The tournament commands: `cardarena run`, `cardarena leaderboard` and `cardarena replay`.
+"""The tournament commands: `cardarena run`, `cardarena leaderboard`, `cardarena replay` and `cardarena salvage`.
 
 Every expected failure (a bad league file, an unknown game, a results file that is not ours,
 a resume with other settings) ends in one clear line and a non-zero exit, never a traceback.
@@ -89,7 +89,7 @@ def _league_data(league_file: Path | None, bots: tuple[str, ...], games: tuple[s
         raise LeagueError(f"command line: {error}") from None
     for key, value in overrides.items():
         if value is not None and value != ():
-            if key in ("decision_timeout", "pass_env"):
+            if key in ("decision_timeout", "handshake_timeout", "pass_env"):
                 _table(data, "limits", source)[key] = list(value) if isinstance(value, tuple) else value
             else:
                 data[key] = list(value) if isinstance(value, tuple) else value
@@ -232,6 +232,7 @@ def _echo_boards(games: Iterable[StoredGame], fmt: str, anchor: tuple[str, float
               help="A gauntlet challenger (implies --format gauntlet); repeatable.")
 @click.option("--max-tables", type=click.IntRange(min=1), help="Above this many tables per game, a balanced sample.")
 @click.option("--timeout", type=Seconds(), help="Seconds a bot has for each decision.")
+@click.option("--handshake-timeout", type=Seconds(), help="Seconds a bot has to start and say hello.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1, max=MAX_JOBS), help="Worker processes [default: number of CPUs].")
 @click.option("--pin-cores/--no-pin-cores", default=None, help="Pin each worker and its bots to one core.")
 @click.option("--scheduler", metavar="tcp://HOST:PORT", help="Play on the Dask cluster of this scheduler "
@@ -255,8 +256,8 @@ def _echo_boards(games: Iterable[StoredGame], fmt: str, anchor: tuple[str, float
 @pass_env_option()
 def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...], players: tuple[str, ...],
         deals: int | None, seed: int | None, deal_seed: int | None, form: str | None, challengers: tuple[str, ...],
-        max_tables: int | None, timeout: float | None, jobs: int | None, pin_cores: bool | None,
-        scheduler: str | None, executor_kind: str | None, out: Path | None,
+        max_tables: int | None, timeout: float | None, handshake_timeout: float | None, jobs: int | None,
+        pin_cores: bool | None, scheduler: str | None, executor_kind: str | None, out: Path | None,
         resume: bool, anchor: str | None, bootstrap: int, strict: bool, baseline: str | None, sprt_text: str | None,
         max_games: int | None, sandbox_mode: str | None, pass_env: tuple[str, ...]) -> None:
     """Play a tournament (default: the sample bots across every game) and print the leaderboards.
@@ -272,6 +273,7 @@ def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
     try:
         overrides = {"deals": deals, "seed": seed, "deal_seed": deal_seed, "format": form,
                      "challengers": challengers, "max_tables": max_tables, "decision_timeout": timeout,
+                     "handshake_timeout": handshake_timeout,
                      "pin_cores": pin_cores, "baseline": baseline, "sprt": sprt_table, "max_games": max_games,
                      "sandbox": sandbox_mode, "pass_env": pass_env,
                      "scheduler": scheduler}
@@ -311,7 +313,7 @@ def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
                      for plan in plans if any(g.game_id not in finished for g in plan.games)]
         planned = {g.game_id: (plan.match_id, g) for plan in remaining for g in plan.games}
         total = sum(len(plan.games) for plan in plans)
-        shape = (f"{len(plans)} tables" if sets is None else
+        shape = (f"{len(plans)} tables," if sets is None else
                  f"SPRT of {league.challengers[0]} against {league.baseline}, up to")
         click.echo(f"{league.name}: {len(league.entrants)} bots, {shape} {total} games "
                    f"({total - len(planned)} already played) -> {path} (bot stderr: {path.with_suffix('.logs')})",

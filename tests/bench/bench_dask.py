@@ -6,7 +6,7 @@ The sample league's bots play the same schedule (every game, the same deals) bot
 written to SQLite as it arrives. Reported: each rate, their ratio (target: Dask within 15% of local),
 and the parts of Dask's overhead one can see from the organiser: packing the bots, the wait for the
 first game (shipping and unpacking the bots, the first task's start), and the run's tail.
-Run: python tests/bench/bench_dask.py [deals-per-table]
+Run: python -m tests.bench.bench_dask [deals-per-table]
 """
 
 from __future__ import annotations
