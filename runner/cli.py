@@ -15,6 +15,7 @@ import click
 
 from runner.console import (ArgumentError, Seconds, check_writable_file, make_folder, parse_option, pass_env_option,
                             require_sandbox, result_table, sandbox_option)
+from runner.check import option_text
 from runner.cores import PINNING_UNAVAILABLE, can_pin
 from runner.games import all_games, get_game
 from runner.games.base import OptionError
@@ -67,7 +68,7 @@ def games() -> None:
         click.echo(f"    {spec.summary}")
         for option in spec.options:
             allowed = f" one of {list(option.choices)}" if option.choices else ""
-            click.echo(f"    --option {option.name}={option.default!r}{allowed}: {option.help}")
+            click.echo(f"    --option {option.name}={option_text(option.default)}{allowed}: {option.help}")
 
 
 @main.command()

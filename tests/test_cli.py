@@ -91,7 +91,7 @@ def test_games_lists_every_game_with_players_and_options():
     done = cardarena("games")
     assert done.returncode == 0
     for line in ["knock-rummy  (Knock Rummy; 2-5 players", "casino", "quitlok", "cuajo",
-                 "--option partnerships=False"]:
+                 "--option partnerships=false", "--option dealer=none"]:  # values as --option takes them
         assert line in done.stdout
 
 

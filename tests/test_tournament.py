@@ -184,6 +184,7 @@ def test_a_league_file_with_a_typo_is_one_clear_line(tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["--players", "casino=7"], "casino is played by 2 to 4 players, not 7"),
     (["--game", "poker"], "unknown game 'poker'"),
+    (["--game", "casino,poker"], "unknown game 'poker'"),  # comma-separated, as check takes them
     (["--challenger", "zed"], "challenger(s) zed are not among the bots"),
 ])
 def test_bad_settings_are_one_clear_line(tmp_path, args, message):

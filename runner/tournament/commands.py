@@ -79,7 +79,8 @@ def _league_data(league_file: Path | None, bots: tuple[str, ...], games: tuple[s
         data["bots"] = list(bots)  # resolved in the current directory (build_league's bots_base)
     try:
         if games:
-            data["games"] = [get_game(name).spec.name for name in games]
+            data["games"] = [get_game(name).spec.name for text in games  # repeated or comma-separated, as in check
+                             for name in filter(None, (part.strip() for part in text.split(",")))]
         for text in players:
             game, sep, count = text.partition("=")
             if not sep or not count.strip().isdigit():
@@ -220,7 +221,8 @@ def _echo_boards(games: Iterable[StoredGame], fmt: str, anchor: tuple[str, float
 @click.argument("league_file", metavar="[LEAGUE]", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--bot", "bots", multiple=True, metavar="FOLDER|NAME=CMD",
               help="A bot folder (with bot.toml) or NAME=CMD; repeat. Replaces the league's bots.")
-@click.option("--game", "games", multiple=True, metavar="GAME", help="Play only this game; repeat for several.")
+@click.option("--game", "games", multiple=True, metavar="GAME[,GAME]",
+              help="Play only these games, repeated or comma-separated (default: the league's, else every game).")
 @click.option("--players", multiple=True, metavar="GAME=N", help="Table size of a game; repeatable.")
 @click.option("--deals", type=click.IntRange(min=1), help="Deals per table (each played in every seat rotation).")
 @click.option("--seed", type=int, help="Schedule seed: which tables a large league samples. The deals come "
@@ -313,7 +315,7 @@ def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
                      for plan in plans if any(g.game_id not in finished for g in plan.games)]
         planned = {g.game_id: (plan.match_id, g) for plan in remaining for g in plan.games}
         total = sum(len(plan.games) for plan in plans)
-        shape = (f"{len(plans)} tables," if sets is None else
+        shape = (f"{len(plans)} table{'' if len(plans) == 1 else 's'}," if sets is None else
                  f"SPRT of {league.challengers[0]} against {league.baseline}, up to")
         click.echo(f"{league.name}: {len(league.entrants)} bots, {shape} {total} games "
                    f"({total - len(planned)} already played) -> {path} (bot stderr: {path.with_suffix('.logs')})",
@@ -464,7 +466,8 @@ def _executor(league: League, kind: str, jobs: int | None, pin_cores: bool | Non
 
 @click.command()
 @click.argument("results", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
+              help="How to print the boards: aligned text, Markdown tables, CSV or JSON.")
 @click.option("--anchor", metavar="BOT=RATING", help="Anchor the ratings on one bot instead of a mean of 1500.")
 @click.option("--bootstrap", type=click.IntRange(min=0, max=MAX_BOOTSTRAP), default=200, show_default=True,
               help="Bootstrap resamples for the intervals.")
