@@ -82,6 +82,7 @@ CASES = [
     (["run", "{tmp}/l.toml"], {"l.toml": f'bots = ["{A}", "{B}"]\n[game.casino]\noptions = {{target = "x"}}\n'}, 2,
      "option 'target' takes a int, got 'x'"),
     (["run", "{tmp}/l.toml"], {"l.toml": b"\xff\xfe"}, 2, "not valid TOML"),
+    (["replay", "{tmp}/results.db"], {"results.db": ""}, 2, "name the game to replay"),  # a missing argument
     # records and results that are not what they claim (runtime failures: exit 1)
     (["replay", "{tmp}/r.json"], {"r.json": '{"game": "casino", "game_id": "x", "rules_version": "2", "options": {}, '
                                             '"seed": 1, "seats": ["a"], "actions": [], "result": {"scores": [1]}, '

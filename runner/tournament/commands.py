@@ -562,7 +562,7 @@ def _read_json_record(path: Path) -> dict[str, Any]:
 def _read_stored_record(path: Path, game_id: str | None) -> dict[str, Any]:
     """One game of a tournament database, in the same shape as a JSON record."""
     if game_id is None:
-        raise StoreError(f"{path}: name the game to replay (ids look like casino/alice+bob/d0/r1)")
+        raise ArgumentError(f"{path}: name the game to replay (ids look like casino/alice+bob/d0/r1)")
     with ResultStore(path) as store:
         stored = next(store.games(game_id), None)
         if stored is None:
