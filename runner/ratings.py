@@ -291,7 +291,7 @@ class Ratings:
     """Fitted ratings with 95% bootstrap intervals, connected groups, and the bootstrap samples."""
 
     rating: dict[str, float]
-    interval: dict[str, tuple[float, float] | None]  # None: too few duplicate sets (or no bootstrap)
+    interval: dict[str, tuple[float, float] | None]  # None: fewer than two distinct duplicate sets (or no bootstrap)
     groups: list[list[str]]
     samples: list[dict[str, float]] = field(default_factory=list)
 
@@ -392,9 +392,10 @@ def rate(
     raw, groups = fit(totals, bots, prior)
     rating = _anchored(raw, groups, anchor, mean)
 
-    # A bootstrap over fewer than two clusters only redraws the same data: it says nothing of
-    # the uncertainty, so there is no interval rather than a falsely exact one.
-    enough = len(cluster_tallies) >= 2
+    # A bootstrap over fewer than two clusters, or over clusters that all came out alike, only
+    # redraws the same data: it says nothing of the uncertainty (it would print `1587 to 1587`),
+    # so there is no interval rather than a falsely exact one.
+    enough = len(signature_count) >= 2
     samples = _bootstrap_samples(signature_count, bootstrap if enough else 0, seed, prior, anchor, mean)
     tail = (1 - confidence) / 2
     interval: dict[str, tuple[float, float] | None] = {}

@@ -34,8 +34,9 @@ LEGEND_WIDTH = 100  # characters per line of the legend under a text table
 LEGEND = ("games: games played. W-D-L, score %: pairwise results (one per other bot or team at the table: a "
           "five-player game counts four), on which the Elo is fitted. 95% interval: low to high, resampling whole "
           "duplicate sets; ≥ marks a perfect score (the rating could be any higher: the Elo shown rests on two "
-          "virtual draws per pair), ≤ a score of zero. rules vN: the version of the game's rules "
-          "(runner/games/<game>.md); versions are never pooled. Equal Elo, equal rank.")
+          "virtual draws per pair), ≤ a score of zero; n/a: fewer than two duplicate sets that differ. "
+          "rules vN: the version of the game's rules (runner/games/<game>.md); versions are never pooled. "
+          "Equal Elo, equal rank.")
 CROSSTABLE_FIELDS = ["bot", "opponent", "games", "wins", "draws", "losses", "score_percent", "elo", "low", "high",
                      "superiority"]
 CROSSTABLE_HEADERS = ["bot", "opponent", "games", "W-D-L", "score %", "Elo diff", "95% interval", "LOS %"]
@@ -48,7 +49,7 @@ class Row:
     rank: int
     bot: str
     elo: float
-    low: float | None  # None: no interval (too few duplicate sets)
+    low: float | None  # None: no interval (fewer than two duplicate sets that differ)
     high: float | None
     games: int
     wins: int

@@ -44,6 +44,9 @@ def test_prior_virtual_draws_keep_perfect_scores_finite():
     # 5 wins plus 2 virtual draws: 6 points of 7, odds 6
     ratings = rate(duel(5, 0, 0), prior=2, bootstrap=50)
     assert ratings.rating["a"] - ratings.rating["b"] == pytest.approx(ELO_OF_ODDS(6))
+    # duplicate sets of different sizes, all won: resamples differ, and every one stays finite
+    sets = [(deal, [("a", "b", 1.0)] * (deal + 1)) for deal in range(3)]
+    ratings = rate(sets, prior=2, bootstrap=50)
     assert all(math.isfinite(v) for bounds in ratings.interval.values() for v in bounds)
 
 
@@ -204,6 +207,16 @@ def test_no_interval_from_a_single_duplicate_set_or_no_bootstrap():
     assert rate(duel(3, 0, 1), bootstrap=0).interval == {"a": None, "b": None}
     two_sets = one_set + [("deal-1", [("a", "b", 0.0)])]
     low, high = rate(two_sets, bootstrap=100).interval["a"]
+    assert low < high
+
+
+def test_no_interval_from_duplicate_sets_that_all_came_out_alike():
+    """Three sets with the same outcome: a resample can only redraw that outcome, so the bootstrap
+    would print `1587 to 1587`; the interval is unknown instead (as with a single set)."""
+    alike = [(f"deal-{deal}", [("a", "b", 1.0), ("a", "b", 0.0), ("a", "b", 1.0)]) for deal in range(3)]
+    assert rate(alike, bootstrap=100).interval == {"a": None, "b": None}
+    differing = alike + [("deal-3", [("a", "b", 0.0)])]
+    low, high = rate(differing, bootstrap=100).interval["a"]
     assert low < high
 
 
