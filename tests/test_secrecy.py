@@ -24,7 +24,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 ZOO = ROOT / "tests" / "zoo"
 RANDOM = f"random={sys.executable} {ROOT / 'sample_bots' / 'random' / 'bot.py'} --seed 1"
-SMALL = ("--game", "casino", "--game", "knock-rummy", "--timeout", "10", "--bootstrap", "0")
+#: the cheaters import a copy of the engines before their hello: a generous start on a loaded machine
+SMALL = ("--game", "casino", "--game", "knock-rummy", "--timeout", "10", "--handshake-timeout", "60",
+         "--bootstrap", "0")
 
 
 def cardarena(*args: str) -> subprocess.CompletedProcess:
