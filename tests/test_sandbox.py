@@ -318,3 +318,31 @@ def test_check_names_its_sandbox_in_every_report(tmp_path):
     assert 'name="sandbox" value="none (--sandbox none' in junit.read_text()
     as_json = json.loads(CliRunner().invoke(main, [*args, "--json"]).output)
     assert as_json["sandbox"].startswith("none (--sandbox none")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_each_bot_has_its_own_cpu_cgroup_removed_after(mode):
+    """The bot runs in a cpu cgroup of its own (an equal share of a busy core), gone once it stops."""
+    cgroup_or_skip("cpu")
+    process = BotProcess(zoo_bot("patient.py"), Limits(sandbox=settings(mode)))
+    process.start()
+    try:
+        cpu = process._confinement.cgroups.paths["cpu"]
+        assert str(process._proc.pid) in (cpu / "cgroup.procs").read_text().split()
+        [cpu_line] = [line for line in Path(f"/proc/{process._proc.pid}/cgroup").read_text().splitlines()
+                      if "cpu" in line.split(":")[1].split(",")]
+        assert cpu_line.endswith(f"/{cpu.name}"), cpu_line
+    finally:
+        process.stop()
+    assert not cpu.exists()
+
+
+@pytest.mark.parametrize("hog_mode", ["threads", "sessions"])
+def test_a_cpu_hog_does_not_make_its_opponent_fault(hog_mode):
+    """A bot answering legally while 8 threads (or 8 processes in sessions of their own) burn CPU:
+    the game completes and its honest opponent, sharing its core, does not time out."""
+    hog = zoo_bot("cpu_hog.py", after=0)
+    hog = BotSpec(name=hog.name, command=(*hog.command, "--mode", hog_mode), cwd=hog.cwd, folder=hog.folder)
+    with Match([random_bot("honest"), hog], Limits(decision_timeout=10.0)) as match:
+        record = match.play(KNOCK_RUMMY, seed=1)
+    assert not record.faults, record.faults

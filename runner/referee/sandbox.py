@@ -5,7 +5,7 @@ that `BotProcess.spawn` hands to `subprocess.Popen`, plus a `Confinement` that c
 the process and explains a fault caused by a cap. The command is a chain of small programs that
 each `exec` the next, so no Python runs between fork and exec (no `preexec_fn`):
 
-    sh -c 'echo $$ >cgroup.procs ...; exec "$@"'    join the bot's own memory and pids cgroups
+    sh -c 'echo $$ >cgroup.procs ...; exec "$@"'    join the bot's own memory, pids and cpu cgroups
     prlimit --nofile=... --fsize=... --core=0        rlimits (address space / processes only
                                                      where no cgroup could be made)
     bwrap --unshare-pid --unshare-net ...            namespaces, read-only binds, private tmpfs
@@ -157,11 +157,15 @@ def describe(settings: SandboxSettings) -> str:
     return f"{where}; caps: {settings.caps()}"
 
 
-# -- cgroups (v1: memory and pids controllers) ------------------------------------------------------
+# -- cgroups (v1: memory, pids and cpu controllers) -------------------------------------------------
+
+#: the cgroup v1 controllers a bot gets its own cgroup of, where this machine lets the referee make one
+CGROUP_CONTROLLERS = ("memory", "pids", "cpu")
+
 
 @functools.cache
 def _cgroup_parents() -> dict[str, Path]:
-    """For each of the memory and pids controllers that this process may create child cgroups in,
+    """For each of the memory, pids and cpu controllers that this process may create child cgroups in,
     the directory of its own cgroup (children nest inside it, so outer limits still hold)."""
     mounts: dict[str, Path] = {}
     try:
@@ -170,7 +174,7 @@ def _cgroup_parents() -> dict[str, Path]:
             separator = fields.index("-")
             if fields[separator + 1] == "cgroup":
                 for option in fields[separator + 3].split(","):
-                    if option in ("memory", "pids"):
+                    if option in CGROUP_CONTROLLERS:
                         mounts[option] = Path(fields[4])
         own = {}
         for line in Path("/proc/self/cgroup").read_text().splitlines():
@@ -219,7 +223,9 @@ def _swept() -> bool:
 
 
 class Cgroups:
-    """A bot's own memory and pids cgroups (whichever this machine lets us make), removed after it."""
+    """A bot's own memory, pids and cpu cgroups (whichever this machine lets us make), removed after
+    it. The cpu cgroup gives each bot one equal share of a busy core (CFS group scheduling), so a
+    bot spinning many threads cannot starve the opponents that share its core."""
 
     def __init__(self, settings: SandboxSettings):
         _swept()
@@ -234,8 +240,9 @@ class Cgroups:
                     swap = path / "memory.memsw.limit_in_bytes"
                     if swap.exists():
                         swap.write_text(str(settings.memory_mb * _MIB))
-                else:
+                elif controller == "pids":
                     (path / "pids.max").write_text(str(settings.processes))
+                # cpu: the default weight (cpu.shares 1024), equal for every bot whatever its thread count
             except OSError:
                 self._remove(path)
                 continue  # this controller is not ours to use here: its rlimit stands in
