@@ -305,3 +305,12 @@ def test_stopping_a_bot_never_waits_for_an_escapee_that_holds_its_stderr(tmp_pat
     finally:
         for pid in running("sleep", token):
             os.kill(pid, 9)
+
+
+def test_a_bot_that_cannot_be_spawned_leaves_the_original_error_visible(tmp_path):
+    """A log folder that does not exist (the organiser's mistake, not a bot's) fails the spawn; closing
+    the match afterwards must not hide that error behind one about a process that never started."""
+    match = Match([random_bot("a"), random_bot("b", 1)], log_dir=tmp_path / "missing")
+    with pytest.raises(FileNotFoundError, match="missing"):
+        with match:
+            match.play(get_game("casino"), 1)

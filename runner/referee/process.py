@@ -337,6 +337,8 @@ class BotProcess:
         """What the bot has sent beyond the frames read so far, without waiting (at most a maximum
         frame's worth): bytes no request asked for. An end of file is left to the next request."""
         data = bytearray(self._reader.pending())
+        if self._proc is None:
+            return bytes(data)  # never started (spawn failed): nothing more can have arrived
         fd = self._proc.stdout.fileno()
         while len(data) <= self.limits.max_frame:
             try:
