@@ -23,7 +23,7 @@ from runner.check import option_text
 from runner.games import get_game
 from runner.games.base import GameError
 from runner.referee.faults import FAULT_KINDS, cut, printable, telling_lines
-from runner.tournament.store import ResultStore, StoreError, StoredGame
+from runner.tournament.store import ResultStore, StoreError, StoredGame, StoredMatchFault
 
 EXCERPT = 300  # characters of a fault's detail and of what the bot sent, shown per fault
 STDERR_LINES = 5  # telling lines of a fault's stderr shown per fault
@@ -80,15 +80,24 @@ def sent_excerpt(fault: dict[str, Any]) -> str:
 
 
 def fault_entries(games: Iterable[StoredGame], entrants: dict[str, dict[str, Any]],
-                  settings: dict[str, Any] | None, bot: str | None = None) -> list[dict[str, Any]]:
-    """One plain entry per fault (of `bot` only, when given), in game order, with its reproduce line."""
+                  settings: dict[str, Any] | None, bot: str | None = None,
+                  match_faults: Iterable[StoredMatchFault] = ()) -> list[dict[str, Any]]:
+    """One plain entry per fault (of `bot` only, when given), in game order, with its reproduce line;
+    a fault at a match's shutdown comes after the game it followed (which its line deals again:
+    `play` shuts its bots down after that game as the match did)."""
+    following: dict[str, list[StoredMatchFault]] = defaultdict(list)
+    for stored in match_faults:
+        following[stored.game_id].append(stored)
     entries = []
     for game in games:
-        for fault in game.faults:
+        faults = [(fault, False) for fault in game.faults]
+        faults += [(stored.fault, True) for stored in following.pop(game.game_id, [])]
+        for fault, at_shutdown in faults:
             if bot is not None and fault["bot"] != bot:
                 continue
             entries.append({
                 "bot": fault["bot"], "kind": fault["kind"], "game_id": game.game_id, "game": game.game,
+                "match_id": game.match_id, "at_shutdown": at_shutdown,
                 "seat": fault.get("seat"), "decision": fault.get("decision"), "detail": fault["detail"],
                 "rule": FAULT_KINDS.get(fault["kind"], ""), "sent": sent_excerpt(fault),
                 "stderr": telling_lines(fault.get("stderr_tail") or "", STDERR_LINES),
@@ -99,10 +108,13 @@ def fault_entries(games: Iterable[StoredGame], entrants: dict[str, dict[str, Any
 
 def describe_entry(entry: dict[str, Any]) -> list[str]:
     """A fault as a headline and indented evidence, control characters escaped."""
-    place = [f"seat {entry['seat']}"] if entry["seat"] is not None else []
-    place += [f"decision {entry['decision']}"] if entry["decision"] is not None else []
-    lines = [f"{entry['bot']}: {entry['kind']} in {entry['game_id']} ({', '.join(place)}): "
-             f"{cut(entry['detail'], EXCERPT)}",
+    if entry["at_shutdown"]:
+        where = f"at the shutdown after {entry['game_id']} (match {entry['match_id']}; no game's result changed)"
+    else:
+        place = [f"seat {entry['seat']}"] if entry["seat"] is not None else []
+        place += [f"decision {entry['decision']}"] if entry["decision"] is not None else []
+        where = f"in {entry['game_id']} ({', '.join(place)})"
+    lines = [f"{entry['bot']}: {entry['kind']} {where}: {cut(entry['detail'], EXCERPT)}",
              f"    sent:      {entry['sent']}",
              f"    rule:      {entry['rule']}"]
     if entry["stderr"]:
@@ -112,12 +124,11 @@ def describe_entry(entry: dict[str, Any]) -> list[str]:
     return [printable(line) for line in lines]
 
 
-def fault_counts(games: Iterable[StoredGame]) -> dict[str, Counter]:
-    """Per bot, its faults counted by kind."""
+def fault_counts(games: Iterable[StoredGame], match_faults: Iterable[StoredMatchFault] = ()) -> dict[str, Counter]:
+    """Per bot, its faults (in games, and at a match's shutdown) counted by kind."""
     counts: dict[str, Counter] = defaultdict(Counter)
-    for game in games:
-        for fault in game.faults:
-            counts[fault["bot"]][fault["kind"]] += 1
+    for fault in [fault for game in games for fault in game.faults] + [stored.fault for stored in match_faults]:
+        counts[fault["bot"]][fault["kind"]] += 1
     return dict(counts)
 
 
@@ -136,8 +147,8 @@ def summary_lines(counts: dict[str, Counter]) -> list[str]:
 @click.option("--bot", metavar="NAME", help="Only this bot's faults.")
 @click.option("--json", "as_json", is_flag=True, help="Print the faults as JSON, one object per line.")
 def faults(results: Path, bot: str | None, as_json: bool) -> None:
-    """List every fault recorded in a RESULTS database: kind, game, seat, decision, what the bot sent,
-    its stderr, and a `cardarena play` line that deals the same game again (same seed, seats,
+    """List every fault recorded in a RESULTS database: kind, game, seat, decision (or the shutdown
+    after a match's last game), what the bot sent, its stderr, and a `cardarena play` line that deals the same game again (same seed, seats,
     options and time limit; the bots as they are now, each in a fresh process)."""
     try:
         with ResultStore(results) as store:
@@ -145,10 +156,10 @@ def faults(results: Path, bot: str | None, as_json: bool) -> None:
             if bot is not None and bot not in entrants:
                 raise click.BadParameter(f"no bot {bot!r} in {results} (bots: {', '.join(entrants) or 'none'})",
                                          param_hint="--bot")
-            games = list(store.games())
+            games, match_faults = list(store.games()), store.match_faults()
     except StoreError as error:
         raise click.ClickException(str(error)) from None
-    entries = fault_entries(games, entrants, settings, bot)
+    entries = fault_entries(games, entrants, settings, bot, match_faults)
     if as_json:
         for entry in entries:
             click.echo(json.dumps(entry))
@@ -156,7 +167,7 @@ def faults(results: Path, bot: str | None, as_json: bool) -> None:
     for entry in entries:
         click.echo("\n".join(describe_entry(entry)))
     who = f" of {bot}" if bot is not None else ""
-    counts = {name: kinds for name, kinds in fault_counts(games).items() if bot is None or name == bot}
+    counts = {name: kinds for name, kinds in fault_counts(games, match_faults).items() if bot is None or name == bot}
     click.echo(f"{len(entries)} fault{'s' if len(entries) != 1 else ''}{who} in {len(games)} games"
                + (":" if entries else ""))
     for line in summary_lines(counts):

@@ -36,7 +36,8 @@ LEGEND = ("games: games played. W-D-L, score %: pairwise results (one per other 
           "duplicate sets; ≥ marks a perfect score (the rating could be any higher: the Elo shown rests on two "
           "virtual draws per pair), ≤ a score of zero; n/a: fewer than two duplicate sets that differ. "
           "rules vN: the version of the game's rules (runner/games/<game>.md); versions are never pooled. "
-          "Equal Elo, equal rank.")
+          "Equal Elo, equal rank. faults: the bot's faults in its games (each lost it that game); faults at a "
+          "match's shutdown change no result and are not counted here (cardarena faults lists them).")
 CROSSTABLE_FIELDS = ["bot", "opponent", "games", "wins", "draws", "losses", "score_percent", "elo", "low", "high",
                      "superiority"]
 CROSSTABLE_HEADERS = ["bot", "opponent", "games", "W-D-L", "score %", "Elo diff", "95% interval", "LOS %"]

@@ -196,7 +196,7 @@ class Match:
                 self.shutdown_faults.append(Fault(
                     "crash", process.spec.name,
                     f"did not exit with status 0 within {self.limits.shutdown_grace} s of shutdown",
-                    stderr_tail=process.stderr_tail(),
+                    game_id=self._last_game_id, stderr_tail=process.stderr_tail(),
                 ))
             self._processes[index] = None
         self.heartbeat(None)

@@ -340,8 +340,10 @@ def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
                         if sets is not None and sets.test.decision is not None:
                             break  # closing the stream stops the work in flight
                     elif isinstance(item, FinishedMatch):
+                        store.add_match_faults(item.match_id, [fault.to_dict() for fault in item.shutdown_faults])
                         for fault in item.shutdown_faults:
-                            progress.write(printable(f"warning: {fault.bot} did not shut down cleanly: {fault.detail}"))
+                            progress.write(printable(f"warning: {fault.bot}: {fault.kind} at the shutdown after game "
+                                                     f"{fault.game_id}: {fault.detail}"))
                     else:
                         _report_lost(item, store, progress.write)
         except KeyboardInterrupt:
@@ -357,7 +359,7 @@ def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
         progress.close()
         try:
             _echo_boards(store.games(), "table", anchor_pair, bootstrap, superiority=False)
-            counts = fault_counts(store.games())
+            counts = fault_counts(store.games(), store.match_faults())
         except (RatingError, StoreError) as error:
             raise click.ClickException(str(error)) from None
         _echo_fault_summary(counts, path)
@@ -370,11 +372,12 @@ def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
 
 
 def _echo_fault_summary(counts: dict[str, Any], path: Path) -> None:
-    """The faults of every recorded game per bot, and the command that lists them, after the boards."""
+    """The recorded faults per bot (in games and at shutdown), and the command that lists them, after the boards."""
     if not counts:
         click.echo("faults: none")
         return
-    click.echo(f"faults (each lost its game; every one with its evidence: cardarena faults {shlex.quote(str(path))}):")
+    click.echo("faults (one in a game lost that game; one at a match's shutdown changed no result; every one "
+               f"with its evidence: cardarena faults {shlex.quote(str(path))}):")
     for line in summary_lines(counts):
         click.echo(f"  {line}")
 
@@ -502,7 +505,8 @@ def salvage(broken: Path, out: Path) -> None:
     except StoreError as error:
         raise click.ClickException(str(error)) from None
     lost = "; ".join(f"{table}: {count} damaged stretch(es) skipped" for table, count in report.unreadable.items())
-    click.echo(f"{out}: salvaged {report.games} games and {report.entrants} bots from {broken}"
+    shutdown = f", {report.match_faults} fault(s) at shutdown" if report.match_faults else ""
+    click.echo(f"{out}: salvaged {report.games} games{shutdown} and {report.entrants} bots from {broken}"
                + (f" ({lost})" if lost else ""))
     if report.incomplete_games:
         click.echo(f"warning: {report.incomplete_games} game(s) had their row or their actions unreadable and "

@@ -14,6 +14,7 @@ import json
 import secrets
 import shlex
 import sqlite3
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence
@@ -31,6 +32,15 @@ CREATE TABLE games (
     cluster TEXT NOT NULL, seats TEXT NOT NULL, scores TEXT NOT NULL, ranks TEXT NOT NULL,
     teams TEXT, faults TEXT NOT NULL, duration REAL NOT NULL);
 CREATE TABLE actions (game_id TEXT PRIMARY KEY REFERENCES games(game_id), actions TEXT NOT NULL);
+"""
+#: faults of bots at a match portion's shutdown (after its last game): added after schema 1 was
+#: first written, so it is made when missing and a file without it reads as holding none. One row
+#: per bot process per shutdown, keyed by the game it followed, so a portion played again (after
+#: a resume or a lost worker) stores each of them once.
+_MATCH_FAULTS = """
+CREATE TABLE IF NOT EXISTS match_faults (
+    match_id TEXT NOT NULL, game_id TEXT NOT NULL, bot TEXT NOT NULL, kind TEXT NOT NULL, ordinal INTEGER NOT NULL,
+    fault TEXT NOT NULL, PRIMARY KEY (game_id, bot, kind, ordinal));
 """
 
 
@@ -59,6 +69,15 @@ class StoredGame:
     duration: float
 
 
+@dataclass(frozen=True)
+class StoredMatchFault:
+    """A fault of a bot at a match portion's shutdown: it changes no game's result."""
+
+    match_id: str
+    game_id: str  # the game it followed (the portion's last game before that shutdown)
+    fault: dict[str, Any]
+
+
 class ResultStore:
     """An open results database (created on first use)."""
 
@@ -83,7 +102,7 @@ class ResultStore:
                     self._check_format()
                 else:
                     with self.db:
-                        self.db.executescript(_SCHEMA)
+                        self.db.executescript(_SCHEMA + _MATCH_FAULTS)
                         self.db.executemany("INSERT INTO meta VALUES (?, ?)",
                                             [("format", FORMAT), ("schema_version", SCHEMA_VERSION),
                                              ("deal_secret", secrets.token_hex(32))])
@@ -203,6 +222,36 @@ class ResultStore:
                  json.dumps(record["faults"]), record["duration"]))
             self.db.execute("INSERT INTO actions VALUES (?, ?)", (record["game_id"], json.dumps(record["actions"])))
 
+    def add_match_faults(self, match_id: str, faults: Sequence[dict[str, Any]]) -> int:
+        """Record the faults of a match portion's shutdown (`Fault.to_dict()`s, each naming the game
+        it followed); those already recorded (the portion played again) are skipped. Returns how
+        many were new."""
+        ordinals: Counter = Counter()
+        rows = []
+        for fault in faults:
+            key = (fault.get("game_id") or match_id, fault["bot"], fault["kind"])
+            rows.append((match_id, *key, ordinals[key], json.dumps(fault)))
+            ordinals[key] += 1
+        with self._guard(), self.db:
+            self.db.execute(_MATCH_FAULTS)
+            before = self.db.total_changes
+            self.db.executemany("INSERT OR IGNORE INTO match_faults VALUES (?, ?, ?, ?, ?, ?)", rows)
+            return self.db.total_changes - before
+
+    def match_faults(self) -> list[StoredMatchFault]:
+        """Every recorded shutdown fault, in game-id order (none in a file written before they were kept)."""
+        with self._guard():
+            if not self._has_match_faults():
+                return []
+            rows = self.db.execute("SELECT match_id, game_id, fault FROM match_faults "
+                                   "ORDER BY game_id, bot, kind, ordinal").fetchall()
+        return [StoredMatchFault(match_id, game_id, json.loads(fault)) for match_id, game_id, fault in rows]
+
+    def _has_match_faults(self) -> bool:
+        """Whether the file has the match_faults table (older files do not)."""
+        return self.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'match_faults'"
+                               ).fetchone() is not None
+
     def games(self, game_id: str | None = None) -> Iterator[StoredGame]:
         """Every recorded game in game-id order (or just the one called `game_id`)."""
         query, arguments = "SELECT * FROM games ORDER BY game_id", ()
@@ -266,6 +315,7 @@ class SalvageReport:
 
     games: int
     entrants: int
+    match_faults: int  # faults at a match's shutdown (those of games are in their games)
     settings: bool  # the settings and the deal secret were read (so --resume can continue the same run)
     unreadable: dict[str, int]  # table -> damaged stretches skipped (or 1 when the table is gone)
     incomplete_games: int  # games whose row or actions could not both be read
@@ -293,6 +343,9 @@ def salvage(source: Path, target: Path) -> SalvageReport:
         for table, columns in (("meta", "key, value"), ("entrants", "*"), ("games", "*"),
                                ("actions", "game_id, actions")):
             tables[table], unreadable[table] = _readable_rows(db, table, columns)
+        tables["match_faults"], unreadable["match_faults"] = _readable_rows(db, "match_faults", "*")
+        if unreadable["match_faults"] == 1 and not tables["match_faults"] and not _mentions_match_faults(db):
+            unreadable["match_faults"] = 0  # an older file, written before shutdown faults were kept
     except sqlite3.Error as error:
         raise StoreError(database_problem(source, error)) from None
     finally:
@@ -306,16 +359,26 @@ def salvage(source: Path, target: Path) -> SalvageReport:
     actions = dict(tables["actions"])
     games = [row for row in tables["games"] if len(row) == _GAME_COLUMNS and row[0] in actions
              and _json_intact([row[index] for index in _JSON_GAME_COLUMNS] + [actions[row[0]]])]
+    match_faults = [row for row in tables["match_faults"] if len(row) == 6 and _json_intact([row[5]])]
     with ResultStore(target, create=True) as store, store._guard(), store.db:
         store.db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
                              [(key, value) for key, value in meta.items() if key not in ("format", "schema_version")])
         store.db.executemany("INSERT OR IGNORE INTO entrants VALUES (?, ?, ?, ?)", tables["entrants"])
         store.db.executemany(f"INSERT INTO games VALUES ({', '.join('?' * _GAME_COLUMNS)})", games)
         store.db.executemany("INSERT INTO actions VALUES (?, ?)", [(row[0], actions[row[0]]) for row in games])
+        store.db.executemany("INSERT OR IGNORE INTO match_faults VALUES (?, ?, ?, ?, ?, ?)", match_faults)
     complete = {row[0] for row in games}
     incomplete = len({row[0] for row in tables["games"]} | set(actions)) - len(complete)
-    return SalvageReport(len(games), len(tables["entrants"]), {"settings", "deal_secret"} <= set(meta),
+    return SalvageReport(len(games), len(tables["entrants"]), len(match_faults), {"settings", "deal_secret"} <= set(meta),
                          {table: count for table, count in unreadable.items() if count}, incomplete)
+
+
+def _mentions_match_faults(db: sqlite3.Connection) -> bool:
+    """Whether a damaged file's schema names the match_faults table (True when the schema cannot be read)."""
+    try:
+        return db.execute("SELECT 1 FROM sqlite_master WHERE name = 'match_faults'").fetchone() is not None
+    except sqlite3.DatabaseError:
+        return True
 
 
 def _json_intact(texts: list[str | None]) -> bool:
