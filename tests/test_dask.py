@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import signal
 import sqlite3
 import subprocess
@@ -70,7 +71,8 @@ def start_cluster(folder: Path, workers: int = 2) -> Cluster:
         with open(folder / f"worker-{index}.log", "w") as log:
             processes.append(subprocess.Popen(
                 [*dask, "worker", address, "--nworkers", "1", "--nthreads", "1", "--host", "127.0.0.1",
-                 "--no-dashboard", "--name", f"w{index}", "--local-directory", str(folder / f"work-{index}")],
+                 "--memory-limit", "0", "--no-dashboard", "--name", f"w{index}",
+                 "--local-directory", str(folder / f"work-{index}")],
                 env={**env, "CARDARENA_BOT_CACHE": str(caches[-1])}, start_new_session=True,
                 stdout=subprocess.DEVNULL, stderr=log))
     cluster = Cluster(address, scheduler, processes, caches)
@@ -117,6 +119,38 @@ def local_run(tmp_path_factory) -> tuple[list[str], Path]:
     result = cardarena(*run_args(out, bots, DEALS, "--jobs", "2"))
     assert result.returncode == 0, result.stderr
     return bots, out
+
+
+def test_batched_games_reach_the_organiser_once_each_and_the_last_partial_batch_with_the_result():
+    """Batches sent as their flushes fall due, the last one still waiting when the task ends (its
+    flush, coming after, sends nothing), then the task's result and a replay's: every game passes
+    once, in order."""
+    from runner.tournament.dask_executor import _Batches, _new_items
+    from runner.tournament.execute import FinishedGame
+    sent, due = [], []
+    batches = _Batches("attempt-1", sent.append, lambda delay, flush: due.append(flush))
+    games = [FinishedGame("m", f"game-{number}", None) for number in range(7)]
+    for number, game in enumerate(games):
+        batches.add(game)
+        if number in (2, 5):
+            due.pop()()
+    batches.close()
+    due.pop()()
+    assert not due and [message["first"] for message in sent] == [0, 3]
+    seen: set = set()
+    passed = [game for message in sent
+              for game in _new_items(seen, message["attempt"], message["first"], pickle.loads(message["items"]))]
+    assert passed == games[:6]
+    assert list(_new_items(seen, "attempt-1", 0, games)) == games[6:]  # the task's result
+    assert list(_new_items(seen, "attempt-2", 0, games)) == []  # the portion played again elsewhere
+
+
+def test_bots_on_a_worker_do_not_inherit_what_the_nanny_set_for_its_worker_alone(monkeypatch):
+    from runner.tournament.dask_executor import _drop_worker_tuning
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")  # as a Dask nanny sets it
+    monkeypatch.setenv("OMP_NUM_THREADS", "4")  # the user's own choice, not the nanny's
+    _drop_worker_tuning()
+    assert "MALLOC_TRIM_THRESHOLD_" not in os.environ and os.environ["OMP_NUM_THREADS"] == "4"
 
 
 def test_a_tournament_on_a_dask_cluster_equals_a_local_run(cluster, local_run, tmp_path):

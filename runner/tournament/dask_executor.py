@@ -1,13 +1,15 @@
 """The Executor seam on a Dask cluster: portions of the schedule run as tasks on Dask workers.
 
 The organiser (this process) keeps the results file and the schedule; workers are expendable.
-Each portion is one task. Its games stream back as they finish (Dask events on a topic of the
-run's own), and the task's result carries them all again, with its bots' stderr, so a game whose
-event was lost is still stored. When a worker dies, Dask runs its tasks again elsewhere from the
-start of the portion, with the same bots and deals: the games already received are dropped, so
-none is stored twice, and the rest are those a local run would have played. Within a task the
-portion is played as locally, in a supervised process, so a bot that kills its referee costs
-what it costs locally and never the Dask worker.
+Each portion is one task. Its games stream back as they finish, in batches (one Dask event on a
+topic of the run's own at most BATCH_SECONDS after a batch's first game: an event per game costs
+the worker, the scheduler and the organiser a wake-up each), and the task's result carries them
+all again, with its bots' stderr, so a game whose batch was not sent or was lost is still stored
+(a record is some 6 KB: sending it twice costs next to nothing). When a worker dies,
+Dask runs its tasks again elsewhere from the start of the portion, with the same bots and deals:
+the games already received are dropped, so none is stored twice, and the rest are those a local
+run would have played. Within a task the portion is played as locally, in a supervised process,
+so a bot that kills its referee costs what it costs locally and never the Dask worker.
 
 Bots travel without a shared filesystem: each bot folder is packed once (`shipping`), sent as a
 Dask task result of its own that workers fetch when a portion needs it, and unpacked into the
@@ -24,12 +26,14 @@ import pickle
 import queue
 import socket
 import tempfile
+import threading
 import uuid
 import warnings
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
+import dask
 import distributed
 from distributed.worker import thread_state
 
@@ -43,6 +47,7 @@ from runner.tournament.shipping import BotPack, PackError, cache_root, pack_fold
 
 CONNECT_SECONDS = 10.0  # how long to try reaching a scheduler before giving up
 WORKER_WAIT_SECONDS = 60.0  # how long to wait for a cluster's first worker
+BATCH_SECONDS = 0.2  # how long a finished game may wait on a worker for others to travel with it
 _POLL_SECONDS = 0.2  # how often the organiser looks up from waiting (so Ctrl-C is felt at once)
 _claimed_core: list[Any] = []  # this worker process's core lock (an open file), once claimed
 
@@ -64,7 +69,7 @@ class DaskExecutor(Executor):
         try:
             if address is None:
                 self.cluster = distributed.LocalCluster(
-                    n_workers=jobs or usable_cores(), threads_per_worker=1, processes=True,
+                    n_workers=jobs or usable_cores(), threads_per_worker=1, processes=True, memory_limit=0,
                     host="127.0.0.1", dashboard_address=None)
                 address = self.cluster.scheduler_address
             else:
@@ -92,7 +97,7 @@ class DaskExecutor(Executor):
         except TimeoutError:
             raise ClusterError(f"the Dask scheduler at {self.address} has no worker "
                                f"(waited {WORKER_WAIT_SECONDS:g} s): start some with "
-                               f"dask worker {self.address} --nworkers N --nthreads 1") from None
+                               f"dask worker {self.address} --nworkers N --nthreads 1 --memory-limit 0") from None
         return sum(self.client.nthreads().values())
 
     def run(self, matches: Sequence[PlannedMatch], bots: Mapping[str, BotSpec], limits: Limits,
@@ -122,13 +127,12 @@ class DaskExecutor(Executor):
                 except queue.Empty:
                     continue
                 if kind == "item":
-                    yield from _new(seen, message["attempt"], message["number"], pickle.loads(message["item"]))
+                    yield from _new_items(seen, message["attempt"], message["first"], pickle.loads(message["items"]))
                     continue
                 future = futures.pop(message)
                 outcome = self._outcome(future, cut[message])
                 future.release()
-                for number, item in enumerate(outcome["items"]):
-                    yield from _new(seen, outcome["attempt"], number, item)
+                yield from _new_items(seen, outcome["attempt"], 0, outcome["items"])
                 self._append_logs(outcome["logs"], limits)
         finally:
             self.client.unsubscribe_topic(topic)
@@ -198,16 +202,51 @@ def _pack_bytes(data: bytes) -> bytes:
     return data
 
 
-def _new(seen: set[Any], attempt: str, number: int,
-         item: FinishedGame | FinishedMatch | WorkerLost) -> Iterator[FinishedGame | FinishedMatch | WorkerLost]:
-    """`item` unless it was passed on already: streamed and then in the task's result, or a game
-    played again after its worker died."""
-    if (attempt, number) in seen or (isinstance(item, FinishedGame) and item.game_id in seen):
-        return
-    seen.add((attempt, number))
-    if isinstance(item, FinishedGame):
-        seen.add(item.game_id)
-    yield item
+def _new_items(seen: set[Any], attempt: str, first: int, items: Sequence[FinishedGame | FinishedMatch | WorkerLost]
+               ) -> Iterator[FinishedGame | FinishedMatch | WorkerLost]:
+    """The `items` (numbered from `first` within their task's `attempt`) not passed on already: streamed
+    and then in the task's result, or a game played again after its worker died."""
+    for number, item in enumerate(items, first):
+        if (attempt, number) in seen or (isinstance(item, FinishedGame) and item.game_id in seen):
+            continue
+        seen.add((attempt, number))
+        if isinstance(item, FinishedGame):
+            seen.add(item.game_id)
+        yield item
+
+
+class _Batches:
+    """A task's items on their way to the organiser, sent in batches: `send` gets one message per
+    batch, `later(BATCH_SECONDS, flush)` is asked to flush each batch that soon after its first item.
+    Items still waiting when the task ends are not sent (`close`): its result carries every item."""
+
+    def __init__(self, attempt: str, send: Callable[[dict[str, Any]], None],
+                 later: Callable[[float, Callable[[], None]], None]):
+        self.attempt, self._send, self._later = attempt, send, later
+        self._lock = threading.Lock()
+        self._waiting: list[Any] = []
+        self._sent = 0  # items sent or dropped at close: the number of the first waiting item
+        self._closed = False
+
+    def add(self, item: Any) -> None:
+        with self._lock:
+            self._waiting.append(item)
+            if len(self._waiting) > 1 or self._closed:
+                return  # a flush is due already
+        self._later(BATCH_SECONDS, self.flush)
+
+    def flush(self) -> None:
+        with self._lock:
+            batch, first = self._waiting, self._sent
+            self._waiting, self._sent = [], first + len(batch)
+            if self._closed or not batch:
+                return
+            message = {"attempt": self.attempt, "first": first, "items": pickle.dumps(batch, pickle.HIGHEST_PROTOCOL)}
+        self._send(message)
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
 
 
 def play_portion(match: PlannedMatch, bots: Mapping[str, BotSpec], packs: Mapping[str, tuple[str, str, bytes]],
@@ -239,19 +278,33 @@ def play_portion(match: PlannedMatch, bots: Mapping[str, BotSpec], packs: Mappin
     # A nanny starts its worker as a daemonic process, which multiprocessing forbids children. The
     # supervised process dies with this one anyway (its parent-death signal), so lift the check.
     multiprocessing.current_process()._config["daemon"] = False  # noqa: SLF001 - no public switch exists
+    _drop_worker_tuning()
+    batches = _Batches(attempt, lambda message: worker.log_event(topic, message),
+                       lambda delay, flush: worker.loop.add_callback(worker.loop.call_later, delay, flush))
     with tempfile.TemporaryDirectory(prefix="cardarena-logs-") as logs:
         play = LocalExecutor(1, pin_cores=False, log_root=Path(logs)).run([match], specs, limits, disqualified)
         for item in play:
             if isinstance(item, FinishedGame):
                 item = replace(item, record=_name_worker(item.record, where, problems))
-            worker.log_event(topic, {"attempt": attempt, "number": len(items), "item": pickle.dumps(item)})
+            batches.add(item)
             items.append(item)
             task = worker.state.tasks.get(key)
             if task is None or task.state != "executing":
                 play.close()  # cancelled: the organiser stores nothing more of it, so stop its bots now
                 break
+        batches.close()
         chunks = {path.name: path.read_bytes() for path in Path(logs).iterdir()}
     return {"attempt": attempt, "items": items, "logs": chunks}
+
+
+def _drop_worker_tuning() -> None:
+    """Take out of this worker's environment what a Dask nanny sets for its worker process alone
+    (`distributed.nanny.pre-spawn-environ`), so that the referee and bots started from here run
+    with the environment they have locally: MALLOC_TRIM_THRESHOLD_=65536 has glibc hand memory
+    back at every turn, which costs the referee and Python bots some 4% of their time."""
+    for name, value in dask.config.get("distributed.nanny.pre-spawn-environ", {}).items():
+        if os.environ.get(name) == str(value):
+            del os.environ[name]
 
 
 def _name_worker(record: GameRecord, where: str, problems: Mapping[str, str]) -> GameRecord:
