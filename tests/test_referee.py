@@ -314,3 +314,6 @@ def test_a_bot_that_cannot_be_spawned_leaves_the_original_error_visible(tmp_path
     with pytest.raises(FileNotFoundError, match="missing"):
         with match:
             match.play(get_game("casino"), 1)
+    # and the cgroups made for the bot before the failure are gone with it
+    mine = [path for parent in sandbox._cgroup_parents().values() for path in parent.glob(f"cardarena-{os.getpid()}-*")]
+    assert not mine

@@ -170,7 +170,11 @@ class BotProcess:
         except SandboxError as error:
             raise BotFault(self._fault("start", f"cannot run {shlex.join(argv)!r}: {error}")) from None
         confinement = self._confinement
-        log = None if self.log_path is None else os.open(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            log = None if self.log_path is None else os.open(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        except OSError:
+            confinement.release()  # the organiser's log folder is missing: leave no cgroup behind
+            raise
         try:
             self._proc = subprocess.Popen(
                 confinement.argv,
