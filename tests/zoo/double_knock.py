@@ -7,8 +7,9 @@ import argparse
 import random
 import sys
 
-from protocol.actions import random_action
 from protocol.bot import read_message, write_message
+
+import zoo
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--double-in", default=None, help="the one game in which to answer twice (default: every game)")
@@ -25,8 +26,6 @@ while (message := read_message(inp)) is not None:
             write_message(out, answer)
             write_message(out, answer)
             continue
-        patient = [entry for entry in message["legal"] if entry["type"] != "knock"]
-        write_message(out, {"type": "action", "decision": message["decision"],
-                            "action": random_action(patient or message["legal"], rng)})
+        zoo.answer_patiently(out, message, rng)
     elif message["type"] == "shutdown":
         break
