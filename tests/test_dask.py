@@ -76,9 +76,10 @@ def start_cluster(folder: Path, workers: int = 2) -> Cluster:
                 env={**env, "CARDARENA_BOT_CACHE": str(caches[-1])}, start_new_session=True,
                 stdout=subprocess.DEVNULL, stderr=log))
     cluster = Cluster(address, scheduler, processes, caches)
-    from distributed import Client
-    with Client(address, timeout=START_SECONDS) as client:
-        client.wait_for_workers(workers, timeout=START_SECONDS)
+    if workers:
+        from distributed import Client
+        with Client(address, timeout=START_SECONDS) as client:
+            client.wait_for_workers(workers, timeout=START_SECONDS)
     return cluster
 
 
@@ -130,7 +131,8 @@ def test_batched_games_reach_the_organiser_once_each_and_the_last_partial_batch_
     sent, due = [], []
     batches = _Batches("attempt-1", sent.append, lambda delay, flush: due.append(flush))
     games = [FinishedGame("m", f"game-{number}", None) for number in range(7)]
-    for number, game in enumerate(games):
+    pickled = [pickle.dumps(game) for game in games]
+    for number, game in enumerate(pickled):
         batches.add(game)
         if number in (2, 5):
             due.pop()()
@@ -138,19 +140,29 @@ def test_batched_games_reach_the_organiser_once_each_and_the_last_partial_batch_
     due.pop()()
     assert not due and [message["first"] for message in sent] == [0, 3]
     seen: set = set()
-    passed = [game for message in sent
-              for game in _new_items(seen, message["attempt"], message["first"], pickle.loads(message["items"]))]
+    passed = [game for message in sent for game in _new_items(seen, message["attempt"], message["first"], message["items"])]
     assert passed == games[:6]
-    assert list(_new_items(seen, "attempt-1", 0, games)) == games[6:]  # the task's result
-    assert list(_new_items(seen, "attempt-2", 0, games)) == []  # the portion played again elsewhere
+    assert list(_new_items(seen, "attempt-1", 0, pickled)) == games[6:]  # the task's result
+    assert list(_new_items(seen, "attempt-2", 0, pickled)) == []  # the portion played again elsewhere
 
 
-def test_bots_on_a_worker_do_not_inherit_what_the_nanny_set_for_its_worker_alone(monkeypatch):
-    from runner.tournament.dask_executor import _drop_worker_tuning
+def test_referees_on_a_worker_run_without_what_the_nanny_set_for_its_worker_alone(monkeypatch):
+    """A portion host runs with the worker's environment minus the nanny's tuning (a fixed malloc
+    trim threshold costs a referee 15% more CPU), and keeps what the user set."""
+    from runner.tournament.dask_executor import PortionHost, host_environment
     monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")  # as a Dask nanny sets it
     monkeypatch.setenv("OMP_NUM_THREADS", "4")  # the user's own choice, not the nanny's
-    _drop_worker_tuning()
-    assert "MALLOC_TRIM_THRESHOLD_" not in os.environ and os.environ["OMP_NUM_THREADS"] == "4"
+    host = PortionHost(host_environment())
+    try:
+        environ = Path(f"/proc/{host.process.pid}/environ")
+        deadline = time.monotonic() + 10
+        while not environ.read_bytes() and time.monotonic() < deadline:
+            time.sleep(0.01)  # Popen returns at the exec's close-on-exec, a moment before the kernel sets this
+        environment = dict(entry.split(b"=", 1) for entry in environ.read_bytes().split(b"\0") if entry)
+    finally:
+        host.close()
+    assert b"MALLOC_TRIM_THRESHOLD_" not in environment and environment[b"OMP_NUM_THREADS"] == b"4"
+    assert os.environ["MALLOC_TRIM_THRESHOLD_"] == "65536"  # the worker's own is left alone
 
 
 def test_a_tournament_on_a_dask_cluster_equals_a_local_run(cluster, local_run, tmp_path):
@@ -247,3 +259,4 @@ def test_a_bot_that_kills_its_referee_on_a_worker_costs_a_replay_not_the_worker(
     assert result.returncode == 0, result.stderr
     assert result.stderr.count("killed by signal 9 (SIGKILL) while it waited on o") == 1
     assert len(stored_games(out)) == 4 and all(worker.poll() is None for worker in cluster.workers)
+

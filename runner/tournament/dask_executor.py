@@ -5,11 +5,14 @@ Each portion is one task. Its games stream back as they finish, in batches (one 
 topic of the run's own at most BATCH_SECONDS after a batch's first game: an event per game costs
 the worker, the scheduler and the organiser a wake-up each), and the task's result carries them
 all again, with its bots' stderr, so a game whose batch was not sent or was lost is still stored
-(a record is some 6 KB: sending it twice costs next to nothing). When a worker dies,
-Dask runs its tasks again elsewhere from the start of the portion, with the same bots and deals:
-the games already received are dropped, so none is stored twice, and the rest are those a local
-run would have played. Within a task the portion is played as locally, in a supervised process,
-so a bot that kills its referee costs what it costs locally and never the Dask worker.
+(a record is some 6 KB: sending it twice costs next to nothing; the organiser unpickles it once).
+When a worker dies, Dask runs its tasks again elsewhere from the start of the portion, with the
+same bots and deals: the games already received are dropped, so none is stored twice, and the
+rest are those a local run would have played. Within a task the portion is played as locally, by
+a portion host (`host`: a process of its own beside the worker thread, started by exec, not
+forked from the worker) in a supervised process, so a bot that kills its referee costs what it
+costs locally and never the Dask worker. Items travel from the host to the organiser pickled, as
+the host made them: the worker only passes them on.
 
 Bots travel without a shared filesystem: each bot folder is packed once (`shipping`), sent as a
 Dask task result of its own that workers fetch when a portion needs it, and unpacked into the
@@ -20,7 +23,6 @@ as it is on every worker.
 from __future__ import annotations
 
 import fcntl
-import multiprocessing
 import os
 import pickle
 import queue
@@ -40,8 +42,9 @@ from distributed.worker import thread_state
 from runner.cores import can_pin, usable_cores
 from runner.referee.process import BotSpec, Limits, append_capped
 from runner.referee.match import GameRecord, Observer
-from runner.tournament.execute import (ExecutionError, Executor, FinishedGame, FinishedMatch, LocalExecutor,
-                                       WorkerLost, portions)
+from runner.tournament.execute import (ExecutionError, Executor, FinishedGame, FinishedMatch, WorkerLost,
+                                       portions)
+from runner.tournament.host import PortionHost, thread_cores
 from runner.tournament.schedule import PlannedMatch
 from runner.tournament.shipping import BotPack, PackError, cache_root, pack_folder, unpack
 
@@ -50,6 +53,7 @@ WORKER_WAIT_SECONDS = 60.0  # how long to wait for a cluster's first worker
 BATCH_SECONDS = 0.2  # how long a finished game may wait on a worker for others to travel with it
 _POLL_SECONDS = 0.2  # how often the organiser looks up from waiting (so Ctrl-C is felt at once)
 _claimed_core: list[Any] = []  # this worker process's core lock (an open file), once claimed
+_hosts: dict[int, PortionHost] = {}  # each task thread's portion host, by thread id
 
 
 class ClusterError(ExecutionError):
@@ -127,7 +131,7 @@ class DaskExecutor(Executor):
                 except queue.Empty:
                     continue
                 if kind == "item":
-                    yield from _new_items(seen, message["attempt"], message["first"], pickle.loads(message["items"]))
+                    yield from _new_items(seen, message["attempt"], message["first"], message["items"])
                     continue
                 future = futures.pop(message)
                 outcome = self._outcome(future, cut[message])
@@ -202,33 +206,37 @@ def _pack_bytes(data: bytes) -> bytes:
     return data
 
 
-def _new_items(seen: set[Any], attempt: str, first: int, items: Sequence[FinishedGame | FinishedMatch | WorkerLost]
+def _new_items(seen: set[Any], attempt: str, first: int, items: Sequence[bytes]
                ) -> Iterator[FinishedGame | FinishedMatch | WorkerLost]:
-    """The `items` (numbered from `first` within their task's `attempt`) not passed on already: streamed
-    and then in the task's result, or a game played again after its worker died."""
-    for number, item in enumerate(items, first):
-        if (attempt, number) in seen or (isinstance(item, FinishedGame) and item.game_id in seen):
+    """The `items` (pickled, numbered from `first` within their task's `attempt`) not passed on already:
+    streamed and then in the task's result, or a game played again after its worker died. An item
+    is unpickled only when its number within the attempt is new."""
+    for number, data in enumerate(items, first):
+        if (attempt, number) in seen:
             continue
         seen.add((attempt, number))
+        item = pickle.loads(data)
         if isinstance(item, FinishedGame):
+            if item.game_id in seen:
+                continue
             seen.add(item.game_id)
         yield item
 
 
 class _Batches:
-    """A task's items on their way to the organiser, sent in batches: `send` gets one message per
-    batch, `later(BATCH_SECONDS, flush)` is asked to flush each batch that soon after its first item.
-    Items still waiting when the task ends are not sent (`close`): its result carries every item."""
+    """A task's items (pickled) on their way to the organiser, sent in batches: `send` gets one message
+    per batch, `later(BATCH_SECONDS, flush)` is asked to flush each batch that soon after its first
+    item. Items still waiting when the task ends are not sent (`close`): its result carries every item."""
 
     def __init__(self, attempt: str, send: Callable[[dict[str, Any]], None],
                  later: Callable[[float, Callable[[], None]], None]):
         self.attempt, self._send, self._later = attempt, send, later
         self._lock = threading.Lock()
-        self._waiting: list[Any] = []
+        self._waiting: list[bytes] = []
         self._sent = 0  # items sent or dropped at close: the number of the first waiting item
         self._closed = False
 
-    def add(self, item: Any) -> None:
+    def add(self, item: bytes) -> None:
         with self._lock:
             self._waiting.append(item)
             if len(self._waiting) > 1 or self._closed:
@@ -241,7 +249,7 @@ class _Batches:
             self._waiting, self._sent = [], first + len(batch)
             if self._closed or not batch:
                 return
-            message = {"attempt": self.attempt, "first": first, "items": pickle.dumps(batch, pickle.HIGHEST_PROTOCOL)}
+            message = {"attempt": self.attempt, "first": first, "items": batch}
         self._send(message)
 
     def close(self) -> None:
@@ -253,9 +261,10 @@ def play_portion(match: PlannedMatch, bots: Mapping[str, BotSpec], packs: Mappin
                  limits: Limits, disqualified: Mapping[str, str], pin_cores: bool, topic: str) -> dict[str, Any]:
     """A Dask task: play one portion on this worker, sending each item to the organiser as it comes.
 
-    The portion is played as locally, by a `LocalExecutor` of one supervised process, so a bot that
-    kills or stops its referee costs what it costs locally (its games played again, then its
-    disqualification), not the Dask worker. Shipped bots (`packs`: bot -> pack name, working
+    The portion is played as locally, by this thread's portion host (a process of its own, see
+    `runner.tournament.host`) in a supervised worker process, so a bot that kills or stops its
+    referee costs what it costs locally (its games played again, then its disqualification), not
+    the Dask worker. Shipped bots (`packs`: bot -> pack name, working
     folder, bytes) run from this machine's cache. A bot whose pack cannot be unpacked here still
     gets its seat, and fails to start there: a start fault naming this worker, like a bot that
     cannot start here for any other reason (every fault names the worker). Stops between games once
@@ -266,7 +275,7 @@ def play_portion(match: PlannedMatch, bots: Mapping[str, BotSpec], packs: Mappin
     attempt = uuid.uuid4().hex  # this run of the task: Dask may run it again after a worker dies
     where = f"Dask worker {worker.address} on {socket.gethostname()}"
     if pin_cores and can_pin():
-        _pin_to_free_core()  # the supervised process and its bots inherit this thread's core
+        _pin_to_free_core()  # the host started from this thread, its worker and their bots inherit its core
     specs, problems = dict(bots), {}
     for name, (digest, workdir, data) in packs.items():
         try:
@@ -274,18 +283,12 @@ def play_portion(match: PlannedMatch, bots: Mapping[str, BotSpec], packs: Mappin
         except PackError as error:
             folder, problems[bots[name].name] = cache_root() / digest, f"; its folder could not be unpacked there: {error}"
         specs[name] = replace(bots[name], cwd=str(folder / workdir), folder=str(folder))
-    items: list[FinishedGame | FinishedMatch | WorkerLost] = []
-    # A nanny starts its worker as a daemonic process, which multiprocessing forbids children. The
-    # supervised process dies with this one anyway (its parent-death signal), so lift the check.
-    multiprocessing.current_process()._config["daemon"] = False  # noqa: SLF001 - no public switch exists
-    _drop_worker_tuning()
+    items: list[bytes] = []  # each pickled by the host: this thread passes them on unopened
     batches = _Batches(attempt, lambda message: worker.log_event(topic, message),
                        lambda delay, flush: worker.loop.add_callback(worker.loop.call_later, delay, flush))
     with tempfile.TemporaryDirectory(prefix="cardarena-logs-") as logs:
-        play = LocalExecutor(1, pin_cores=False, log_root=Path(logs)).run([match], specs, limits, disqualified)
+        play = _thread_host().play(match, specs, limits, disqualified, Path(logs), where, problems)
         for item in play:
-            if isinstance(item, FinishedGame):
-                item = replace(item, record=_name_worker(item.record, where, problems))
             batches.add(item)
             items.append(item)
             task = worker.state.tasks.get(key)
@@ -297,24 +300,25 @@ def play_portion(match: PlannedMatch, bots: Mapping[str, BotSpec], packs: Mappin
     return {"attempt": attempt, "items": items, "logs": chunks}
 
 
-def _drop_worker_tuning() -> None:
-    """Take out of this worker's environment what a Dask nanny sets for its worker process alone
-    (`distributed.nanny.pre-spawn-environ`), so that the referee and bots started from here run
-    with the environment they have locally: MALLOC_TRIM_THRESHOLD_=65536 has glibc hand memory
-    back at every turn, which costs the referee and Python bots some 4% of their time."""
-    for name, value in dask.config.get("distributed.nanny.pre-spawn-environ", {}).items():
-        if os.environ.get(name) == str(value):
-            del os.environ[name]
+def _thread_host() -> PortionHost:
+    """This task thread's portion host, started on its first task, and again when the last one ended
+    or was started on other cores (it keeps the cores it started on)."""
+    thread = threading.get_ident()
+    host = _hosts.get(thread)
+    if host is None or not host.alive() or host.cores != thread_cores():
+        if host is not None:
+            host.close()
+        _hosts[thread] = host = PortionHost(host_environment())
+    return host
 
 
-def _name_worker(record: GameRecord, where: str, problems: Mapping[str, str]) -> GameRecord:
-    """The record with each fault saying which worker it happened on (a bot that cannot start on
-    one machine, or is slow there, is that machine's problem), and why a bot's folder was missing
-    there when it was."""
-    if not record.faults:
-        return record
-    return replace(record, faults=[replace(fault, detail=f"{fault.detail} (on {where}{problems.get(fault.bot, '')})")
-                                   for fault in record.faults])
+def host_environment() -> dict[str, str]:
+    """This worker's environment without what a Dask nanny sets for its worker process alone
+    (`distributed.nanny.pre-spawn-environ`), so that the referees and bots run in the environment
+    they have locally: MALLOC_TRIM_THRESHOLD_=65536 has glibc hand memory back at every turn."""
+    tuning = dask.config.get("distributed.nanny.pre-spawn-environ", {})
+    return {name: value for name, value in os.environ.items()
+            if name not in tuning or value != str(tuning[name])}
 
 
 def _pin_to_free_core() -> None:

@@ -28,7 +28,7 @@ from collections import Counter, deque
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
+from typing import Any, BinaryIO, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 from runner.cores import pin_to_core, usable_cores
 from runner.games import get_game
@@ -199,15 +199,45 @@ def _exit_on_sigterm(signum: int, frame: Any) -> None:
     sys.exit(128 + signum)
 
 
+def become_worker(supervisor: int) -> bool:
+    """Set this process up as a worker of the process `supervisor`: Ctrl-C is the supervisor's to
+    handle, SIGTERM unwinds (so `with Match` shuts bots down), and the worker dies with its
+    supervisor even when stopped. False when the supervisor died already."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    return os.getppid() == supervisor  # it may have died before the line above
+
+
+def send_message(writer: int, message: Any) -> None:
+    """Write one length-prefixed pickled message to the pipe `writer` (blocking until written)."""
+    data = pickle.dumps(message, pickle.HIGHEST_PROTOCOL)
+    view = memoryview(_HEADER.pack(len(data)) + data)
+    while view:
+        view = view[os.write(writer, view):]
+
+
+def read_message(stream: BinaryIO) -> Any:
+    """Read one message written by `send_message` from a blocking binary stream; None at its end.
+    A message cut short is EOFError."""
+    header = stream.read(_HEADER.size)
+    if not header:
+        return None
+    if len(header) < _HEADER.size:
+        raise EOFError("a message was cut short")
+    (size,) = _HEADER.unpack(header)
+    data = stream.read(size)
+    if len(data) < size:
+        raise EOFError("a message was cut short")
+    return pickle.loads(data)
+
+
 def _worker_main(body: Callable[[Callable[[Any], None], Callable[[int | None], None]], None], writer: int,
                  beats: Any, core: int | None, supervisor: int, inherited: list[int]) -> None:
     """A worker process: run `body(send, heartbeat)`, sending its messages up the pipe, then `_DONE`;
     pinned to the `core`-th usable core when given."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the supervisor's to handle
-    signal.signal(signal.SIGTERM, _exit_on_sigterm)
-    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)  # even a stopped worker dies with its supervisor
-    if os.getppid() != supervisor:
-        return  # the supervisor died before the line above
+    if not become_worker(supervisor):
+        return
     for fd in inherited:
         os.close(fd)  # other workers' pipes: holding them would hide those workers' ends
     if core is not None:
@@ -216,10 +246,7 @@ def _worker_main(body: Callable[[Callable[[Any], None], Callable[[int | None], N
     def send(message: Any) -> None:
         if os.getppid() != supervisor:
             raise _Orphaned
-        data = pickle.dumps(message, pickle.HIGHEST_PROTOCOL)
-        view = memoryview(_HEADER.pack(len(data)) + data)
-        while view:
-            view = view[os.write(writer, view):]
+        send_message(writer, message)
 
     def heartbeat(index: int | None) -> None:
         beats[1] = -1 if index is None else index
@@ -237,7 +264,7 @@ def _worker_main(body: Callable[[Callable[[Any], None], Callable[[int | None], N
             return  # the supervisor is gone: there is nobody left to tell
 
 
-def _describe_exit(code: int | None) -> str:
+def describe_exit(code: int | None) -> str:
     """How a worker ended, from its exit code."""
     if code is not None and code < 0:
         try:
@@ -341,7 +368,7 @@ class _Worker:
             self.process.kill()
             self.process.join()
         os.close(self.fd)
-        return self.reason or _describe_exit(self.process.exitcode)
+        return self.reason or describe_exit(self.process.exitcode)
 
 
 class _Supervisor:
