@@ -23,6 +23,7 @@ pytestmark = pytest.mark.dask
 
 RANDOM_BOT = ROOT / "sample_bots" / "random" / "bot.py"
 START_SECONDS = 30
+WORKER_ENVIRONMENT = {"DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False"}  # as README's worker command sets it
 DEALS, GAMES = 4, 72  # per table; in all (3 Casino tables of 8 games, 3 Knock Rummy tables of 16)
 
 
@@ -73,7 +74,7 @@ def start_cluster(folder: Path, workers: int = 2) -> Cluster:
                 [*dask, "worker", address, "--nworkers", "1", "--nthreads", "1", "--host", "127.0.0.1",
                  "--memory-limit", "0", "--no-dashboard", "--name", f"w{index}",
                  "--local-directory", str(folder / f"work-{index}")],
-                env={**env, "CARDARENA_BOT_CACHE": str(caches[-1])}, start_new_session=True,
+                env={**env, **WORKER_ENVIRONMENT, "CARDARENA_BOT_CACHE": str(caches[-1])}, start_new_session=True,
                 stdout=subprocess.DEVNULL, stderr=log))
     cluster = Cluster(address, scheduler, processes, caches)
     if workers:
@@ -260,3 +261,21 @@ def test_a_bot_that_kills_its_referee_on_a_worker_costs_a_replay_not_the_worker(
     assert result.stderr.count("killed by signal 9 (SIGKILL) while it waited on o") == 1
     assert len(stored_games(out)) == 4 and all(worker.poll() is None for worker in cluster.workers)
 
+
+def test_a_scheduler_without_workers_is_an_error_that_says_how_to_start_them(tmp_path, monkeypatch):
+    from runner.tournament import dask_executor
+    monkeypatch.setattr(dask_executor, "WORKER_WAIT_SECONDS", 0.5)
+    lonely = start_cluster(tmp_path / "cluster", workers=0)
+    try:
+        executor = dask_executor.DaskExecutor(lonely.address)
+        try:
+            with pytest.raises(dask_executor.ClusterError) as caught:
+                executor.workers()
+        finally:
+            executor.close()
+    finally:
+        lonely.stop()
+    assert str(caught.value) == (
+        f"the Dask scheduler at {lonely.address} has no worker (waited 0.5 s): start some with "
+        f"DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False dask worker {lonely.address} --nworkers N --nthreads 1 "
+        "--memory-limit 0")

@@ -51,6 +51,10 @@ from runner.tournament.shipping import BotPack, PackError, cache_root, pack_fold
 CONNECT_SECONDS = 10.0  # how long to try reaching a scheduler before giving up
 WORKER_WAIT_SECONDS = 60.0  # how long to wait for a cluster's first worker
 BATCH_SECONDS = 0.2  # how long a finished game may wait on a worker for others to travel with it
+#: What README's worker command sets (as DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False), and so the
+#: local cluster too: the statistical profiler samples the thread running a task every 10 ms, and
+#: this thread only waits for its portion host
+WORKER_CONFIG = {"distributed.worker.profile.enabled": False}
 _POLL_SECONDS = 0.2  # how often the organiser looks up from waiting (so Ctrl-C is felt at once)
 _claimed_core: list[Any] = []  # this worker process's core lock (an open file), once claimed
 _hosts: dict[int, PortionHost] = {}  # each task thread's portion host, by thread id
@@ -72,9 +76,10 @@ class DaskExecutor(Executor):
         self.cluster = None
         try:
             if address is None:
-                self.cluster = distributed.LocalCluster(
-                    n_workers=jobs or usable_cores(), threads_per_worker=1, processes=True, memory_limit=0,
-                    host="127.0.0.1", dashboard_address=None)
+                with dask.config.set(WORKER_CONFIG):
+                    self.cluster = distributed.LocalCluster(
+                        n_workers=jobs or usable_cores(), threads_per_worker=1, processes=True, memory_limit=0,
+                        host="127.0.0.1", dashboard_address=None)
                 address = self.cluster.scheduler_address
             else:
                 _check_reachable(address)
@@ -101,7 +106,8 @@ class DaskExecutor(Executor):
         except TimeoutError:
             raise ClusterError(f"the Dask scheduler at {self.address} has no worker "
                                f"(waited {WORKER_WAIT_SECONDS:g} s): start some with "
-                               f"dask worker {self.address} --nworkers N --nthreads 1 --memory-limit 0") from None
+                               f"DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False dask worker {self.address} "
+                               "--nworkers N --nthreads 1 --memory-limit 0") from None
         return sum(self.client.nthreads().values())
 
     def run(self, matches: Sequence[PlannedMatch], bots: Mapping[str, BotSpec], limits: Limits,
