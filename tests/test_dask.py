@@ -181,23 +181,30 @@ def test_a_tournament_on_a_dask_cluster_equals_a_local_run(cluster, local_run, t
         assert f"[cardarena: {name} started" in log
 
 
+def run_until(out: Path, bots: list[str], address: str, games: int) -> tuple[subprocess.Popen, int]:
+    """`run` on the cluster at `address`, started in the background and left running once `games`
+    games are stored in `out` (or it ended, or a minute passed): the process and the games stored."""
+    runner = subprocess.Popen([sys.executable, "-m", "runner.cli", *run_args(out, bots, DEALS, "--scheduler", address)],
+                              cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline, recorded = time.monotonic() + 60, 0
+    while recorded < games and time.monotonic() < deadline and runner.poll() is None:
+        time.sleep(0.05)
+        if not out.exists():
+            continue
+        try:
+            with sqlite3.connect(f"file:{out}?mode=ro", uri=True) as db:
+                recorded = db.execute("SELECT count(*) FROM games").fetchone()[0]
+        except sqlite3.OperationalError:
+            recorded = 0  # not made yet
+    return runner, recorded
+
+
 def test_a_worker_killed_mid_run_costs_nothing(local_run, tmp_path):
     bots, local = local_run
     own = start_cluster(tmp_path / "cluster")
     try:
         out = tmp_path / "dask.sqlite"
-        runner = subprocess.Popen([sys.executable, "-m", "runner.cli", *run_args(out, bots, DEALS, "--scheduler", own.address)],
-                                  cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        deadline, recorded = time.monotonic() + 60, 0
-        while recorded < 12 and time.monotonic() < deadline and runner.poll() is None:
-            time.sleep(0.05)
-            if not out.exists():
-                continue
-            try:
-                with sqlite3.connect(out) as db:
-                    recorded = db.execute("SELECT count(*) FROM games").fetchone()[0]
-            except sqlite3.OperationalError:
-                recorded = 0  # not made yet
+        runner, recorded = run_until(out, bots, own.address, 12)
         own.kill_worker(1)
         _, errors = runner.communicate(timeout=120)
         assert runner.returncode == 0, errors
@@ -279,3 +286,41 @@ def test_a_scheduler_without_workers_is_an_error_that_says_how_to_start_them(tmp
         f"the Dask scheduler at {lonely.address} has no worker (waited 0.5 s): start some with "
         f"DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False dask worker {lonely.address} --nworkers N --nthreads 1 "
         "--memory-limit 0")
+
+
+def bots_on_workers(caches: list[Path]) -> list[str]:
+    """Processes whose working folder is in a worker's bot cache: the shipped bots running there."""
+    running = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            folder = os.readlink(f"/proc/{entry}/cwd")
+        except OSError:
+            continue
+        if any(folder.startswith(str(cache)) for cache in caches):
+            running.append(folder)
+    return running
+
+
+def test_ctrl_c_keeps_what_finished_stops_the_workers_bots_and_resume_finishes_as_locally(cluster, local_run, tmp_path):
+    bots, local = local_run
+    out = tmp_path / "dask.sqlite"
+    runner, _ = run_until(out, bots, cluster.address, 12)
+    seen = time.monotonic() + 10
+    while not bots_on_workers(cluster.caches) and time.monotonic() < seen:
+        time.sleep(0.01)  # between two rotations a table has no bot for a moment
+    assert bots_on_workers(cluster.caches), "no shipped bot was found running: this test could not see them stop"
+    runner.send_signal(signal.SIGINT)
+    _, errors = runner.communicate(timeout=60)
+    assert runner.returncode == 130, errors
+    saved = len(stored_games(out))
+    assert f"interrupted: {saved} of {GAMES} games saved in {out}" in errors and 12 <= saved < GAMES
+    assert "Traceback" not in errors
+
+    deadline = time.monotonic() + 30
+    while bots_on_workers(cluster.caches) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not bots_on_workers(cluster.caches), "the cancelled portions' bots were left running on the workers"
+    result = cardarena(*run_args(out, bots, DEALS, "--scheduler", cluster.address, "--resume"))
+    assert result.returncode == 0, result.stderr
+    assert f"({saved} already played)" in result.stderr
+    assert stored_games(out) == stored_games(local)
