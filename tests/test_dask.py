@@ -16,6 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from runner.referee.process import BotSpec, Limits
+from runner.tournament.execute import FinishedGame
+from runner.tournament.schedule import GameSettings, schedule
 from tests.test_tournament import ROOT, cardarena, stored_games
 
 pytest.importorskip("distributed", reason="Dask is not installed (pip install 'cardarena[dask]'; .ci/run does)")
@@ -179,6 +182,30 @@ def test_a_tournament_on_a_dask_cluster_equals_a_local_run(cluster, local_run, t
     for name in ("a", "b", "c"):  # the bots' stderr came back to the organiser's one log per bot
         log = (out.with_suffix(".logs") / f"{name}.stderr.log").read_text()
         assert f"[cardarena: {name} started" in log
+    assert "warning" not in result.stderr
+    from distributed import Client
+    with Client(cluster.address, timeout=START_SECONDS) as client:  # the scheduler let go of the games it passed on
+        kept = {topic: events for topic, events in client.get_events().items() if topic.startswith("cardarena-")}
+    assert not any(kept.values())  # (a topic without events is not listed at all)
+
+
+def test_a_scheduler_that_will_not_let_go_of_a_runs_games_is_a_warning(cluster, tmp_path):
+    from runner.tournament.dask_executor import DaskExecutor
+    executor = DaskExecutor(cluster.address)
+    try:
+        def refuse(*args, **kwargs):
+            raise PermissionError("pickled functions are turned off here")
+        executor.client.run_on_scheduler = refuse
+        bots = {name: BotSpec.parse(f"{name}={sys.executable} {RANDOM_BOT}") for name in ("a", "b")}
+        plans = schedule({name: ("casino",) for name in bots}, [GameSettings("casino", players=2, deals=1)], seed=1,
+                         deal_key="warning-test")
+        items = list(executor.run(plans, bots, Limits(decision_timeout=5.0)))
+    finally:
+        executor.close()
+    assert sum(isinstance(item, FinishedGame) for item in items) == 2
+    assert executor.warnings == [
+        f"the Dask scheduler at {cluster.address} keeps this run's games in its event log (its last 1,000 batches, "
+        "until it restarts): could not clear them: PermissionError: pickled functions are turned off here"]
 
 
 def run_until(out: Path, bots: list[str], address: str, games: int) -> tuple[subprocess.Popen, int]:

@@ -13,7 +13,7 @@ import shlex
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 import click
 
@@ -348,6 +348,7 @@ def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
                         _report_lost(item, store, progress.write)
         except KeyboardInterrupt:
             progress.close()
+            _echo_warnings(executor.warnings)
             saved = len(store.finished_ids())
             click.echo(f"interrupted: {saved} of {total} games saved in {path}; "
                        "run the same command with --resume to finish", err=True)
@@ -357,6 +358,7 @@ def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
             raise click.ClickException(f"{error} ({len(store.finished_ids())} of {total} games saved in {path}; "
                                        "--resume finishes the run)") from None
         progress.close()
+        _echo_warnings(executor.warnings)
         try:
             _echo_boards(store.games(), "table", anchor_pair, bootstrap, superiority=False)
             counts = fault_counts(store.games(), store.match_faults())
@@ -369,6 +371,12 @@ def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
             raise SystemExit(1)
         if sets is not None and sets.test.decision != H1:
             raise SystemExit(1 if sets.test.decision == H0 else 3)
+
+
+def _echo_warnings(warnings: Sequence[str]) -> None:
+    """Each warning on a line of its own, on stderr."""
+    for warning in warnings:
+        click.echo(printable(f"warning: {warning}"), err=True)
 
 
 def _echo_fault_summary(counts: dict[str, Any], path: Path) -> None:

@@ -88,6 +88,7 @@ class DaskExecutor(Executor):
             self.close()
             raise ClusterError(f"cannot reach the Dask scheduler at {address}: {error}") from None
         self.address = address
+        self.warnings: list[str] = []  # what went wrong after the games were safe, for the user to hear
         self._packs: dict[str, tuple[BotPack, Any]] = {}  # bot name -> its pack and the task holding it
 
     def close(self) -> None:
@@ -148,6 +149,22 @@ class DaskExecutor(Executor):
             self.client.unsubscribe_topic(topic)
             if futures:
                 self.client.cancel(list(futures.values()), force=True)
+            self._forget_events(topic)
+
+    def _forget_events(self, topic: str) -> None:
+        """Drop the run's batches of games from the scheduler, which keeps the last 1,000 events of
+        every topic for as long as it runs (tens of MB per run); a scheduler that refuses is a warning."""
+        def truncate(topic: str, dask_scheduler: Any = None) -> None:
+            # Local, so that it travels by value: the scheduler's machine need not have cardarena.
+            # Dask has no public call for this; its own cleanup of a departed client's topic is this one.
+            dask_scheduler._broker.truncate(topic)  # noqa: SLF001
+
+        try:
+            self.client.run_on_scheduler(truncate, topic)
+        except Exception as error:  # noqa: BLE001 - the games are stored: failing to tidy up only warns
+            self.warnings.append(f"the Dask scheduler at {self.address} keeps this run's games in its event log "
+                                 f"(its last 1,000 batches, until it restarts): could not clear them: "
+                                 f"{type(error).__name__}: {error}")
 
     def _ship(self, names: set[str], bots: Mapping[str, BotSpec]) -> dict[str, tuple[str, str, Any]]:
         """Pack each bot folder of `names` once and hand the pack to the cluster as the result of a

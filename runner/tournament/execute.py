@@ -89,6 +89,9 @@ class Executor(ABC):
         and their seats are played by the fallback. `observer` hears every game's decisions.
         """
 
+    #: what went wrong after a run's games were safe (tidying up after it), for the user to hear
+    warnings: Sequence[str] = ()
+
     def close(self) -> None:
         """Let go of what the executor holds between runs (a cluster connection); nothing by default."""
 
