@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -351,3 +352,30 @@ def test_ctrl_c_keeps_what_finished_stops_the_workers_bots_and_resume_finishes_a
     assert result.returncode == 0, result.stderr
     assert f"({saved} already played)" in result.stderr
     assert stored_games(out) == stored_games(local)
+
+
+def test_shipped_bots_run_sandboxed_and_pinned_on_the_workers(cluster, tmp_path):
+    from runner.referee.sandbox import NOBODY, bwrap_problem
+    if bwrap_problem() is not None:
+        pytest.skip(f"bubblewrap cannot run here: {bwrap_problem()}")
+    spy = tmp_path / "bots" / "spy"
+    spy.mkdir(parents=True)
+    (spy / "spy.py").write_text((ROOT / "tests" / "zoo" / "spy.py").read_text())
+    out = tmp_path / "dask.sqlite"
+    probes = [f"--probe={path}" for path in (out, ROOT / "runner" / "cli.py", ROOT / "tests" / "test_dask.py")]
+    (spy / "bot.toml").write_text(f'name = "spy"\ncommand = {json.dumps(["python", "spy.py", *probes])}\n')
+    result = cardarena("run", "--game", "casino", "--deals", "2", "--deal-seed", "5", "--bootstrap", "0",
+                       "--out", str(out), "--bot", str(spy), "--bot", bot_folders(tmp_path)[0],
+                       "--scheduler", cluster.address)
+    assert result.returncode == 0, result.stderr
+    log = (out.with_suffix(".logs") / "spy.stderr.log").read_text()
+    reports = [json.loads(line[4:]) for line in log.splitlines() if line.startswith("SPY ")]
+    assert len(reports) >= 2  # the start-up check on the organiser's machine, then the games on a worker
+    for report in reports:
+        assert "CARDARENA_BOT_CACHE" not in report["env"] and not any(name.startswith("DASK_") for name in report["env"])
+        assert all(readable is not True for readable in report["readable"].values()), report["readable"]
+        others = [line for line in report["processes"] if "spy.py" not in line]
+        assert all(line.startswith(shutil.which("bwrap")) for line in others), "only the sandbox's init is in sight"
+        assert len(report["cores"]) == 1, "the bot was not pinned to one core"
+        if os.geteuid() == 0:
+            assert report["uid"] == NOBODY and report["status"]["CapEff"] == ["0" * 16]
