@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import re
 import shutil
 import signal
 import sqlite3
@@ -260,11 +261,26 @@ def test_a_bot_that_cannot_start_on_a_worker_is_a_fault_naming_the_worker(cluste
     assert all("no toolchain on this machine" in fault["stderr_tail"] for fault in faults)
 
 
+def test_a_league_files_scheduler_plays_there_as_the_option_does(cluster, local_run, tmp_path):
+    bots, local = local_run
+    league = tmp_path / "league.toml"
+    league.write_text(f"name = 'on-dask'\nseed = 42\ndeal_seed = 5\nbots = {json.dumps(bots)}\n"
+                      f"games = ['casino', 'knock-rummy']\ndeals = {DEALS}\nscheduler = '{cluster.address}'\n"
+                      "[limits]\ndecision_timeout = 10.0\n")
+    out = tmp_path / "league.sqlite"
+    result = cardarena("run", str(league), "--bootstrap", "20", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert f"playing on the Dask cluster at {cluster.address} (2 worker threads)\n" in result.stderr
+    assert stored_games(out) == stored_games(local)
+
+
 def test_executor_dask_without_an_address_starts_a_local_cluster(local_run, tmp_path):
     bots, local = local_run
     out = tmp_path / "demo.sqlite"
     result = cardarena(*run_args(out, bots, DEALS, "--executor", "dask", "--jobs", "2"))
     assert result.returncode == 0, result.stderr
+    assert re.search(r"^playing on a local Dask cluster at tcp://127\.0\.0\.1:\d+ \(2 worker threads\)$", result.stderr,
+                     re.MULTILINE), result.stderr
     assert stored_games(out) == stored_games(local)
 
 

@@ -322,6 +322,12 @@ def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
                    err=True)
         if executor_kind == "local" and (league.pin_cores if pin_cores is None else pin_cores) and not can_pin():
             click.echo(PINNING_UNAVAILABLE, err=True)
+        try:
+            place = executor.where()
+        except ExecutionError as error:
+            raise click.ClickException(str(error)) from None
+        if place is not None:
+            click.echo(f"playing {place}", err=True)
         bots_by_name = {entrant.name: entrant.spec for entrant in league.entrants}
         progress = Progress(total, total - len(planned), extra=None if sets is None else partial(_llr_text, sets.test))
         if sets is not None and sets.test.decision is not None:

@@ -100,6 +100,11 @@ class DaskExecutor(Executor):
             self.cluster.close()
             self.cluster = None
 
+    def where(self) -> str:
+        cluster = "a local Dask cluster" if self.cluster is not None else "the Dask cluster"
+        threads = self.workers()
+        return f"on {cluster} at {self.address} ({threads} worker thread{'' if threads == 1 else 's'})"
+
     def workers(self) -> int:
         """Threads of the cluster's workers (its parallelism), waiting a while for a first worker."""
         try:

@@ -92,6 +92,10 @@ class Executor(ABC):
     #: what went wrong after a run's games were safe (tidying up after it), for the user to hear
     warnings: Sequence[str] = ()
 
+    def where(self) -> str | None:
+        """Where the games are played, said when a run starts, unless on this machine's own workers (None)."""
+        return None
+
     def close(self) -> None:
         """Let go of what the executor holds between runs (a cluster connection); nothing by default."""
 
