@@ -22,7 +22,7 @@ from runner.cli import main
 from runner.games import all_games
 from runner.tournament.league import SAMPLE_LEAGUE, build_league, read_league_file
 from runner.tournament.schedule import schedule
-from runner.tournament.store import ResultStore
+from runner.tournament.store import ResultStore, StoreError
 from runner.referee.process import LOG_CAPPED_NOTE
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -265,6 +265,42 @@ def test_bot_stderr_is_logged_beside_the_results(tmp_path):
     assert done.returncode == 0, done.stderr
     log = (tmp_path / "t.logs" / "noisy.stderr.log").read_text()
     assert len(log) > 65_536 and "[cardarena: noisy started, match casino/" in log
+
+
+def test_a_new_results_file_starts_with_fresh_logs_and_the_stale_ones_are_kept_aside(tmp_path):
+    """Logs left by a deleted results file of the same name would count toward the new run's cap
+    (at the cap, the new run's stderr would be dropped): they are moved aside, with a note."""
+    out = tmp_path / "t.sqlite"
+    stale = tmp_path / "t.logs"
+    stale.mkdir()
+    (stale / "noisy.stderr.log").write_bytes(b"x" * (1 << 20))  # at the cap already
+    noisy = f"noisy={sys.executable} {ROOT / 'tests' / 'zoo' / 'noisy.py'}"
+    done = cardarena("run", "--game", "casino", "--deals", "1", "--seed", "1", "--timeout", "10", "--jobs", "1",
+                     "--bootstrap", "0", "--out", str(out), "--bot", bot("a", 1), "--bot", noisy)
+    assert done.returncode == 0, done.stderr
+    [aside] = [path for path in tmp_path.iterdir() if path.name.startswith("t.logs.old-")]
+    assert f"note: {stale} held the bot logs of an earlier results file that is gone: moved to {aside}" in done.stderr
+    assert (aside / "noisy.stderr.log").read_bytes() == b"x" * (1 << 20)
+    log = (stale / "noisy.stderr.log").read_text()
+    assert log.startswith("[cardarena: noisy started, match casino/") and len(log) > 65_536
+    resumed = cardarena("run", "--game", "casino", "--deals", "1", "--seed", "1", "--timeout", "10", "--jobs", "1",
+                        "--bootstrap", "0", "--out", str(out), "--bot", bot("a", 1), "--bot", noisy, "--resume")
+    assert resumed.returncode == 0 and "note:" not in resumed.stderr, resumed.stderr  # a resumed run keeps its logs
+    assert [path.name for path in tmp_path.iterdir() if path.name.startswith("t.logs")].count("t.logs") == 1
+
+
+def test_stale_logs_that_cannot_be_moved_aside_are_a_store_error_saying_what_to_do(tmp_path, monkeypatch):
+    from runner.tournament.commands import _set_aside_stale_logs
+    (tmp_path / "t.logs").mkdir()
+    (tmp_path / "t.logs" / "a.stderr.log").write_text("earlier\n")
+
+    def refuse(self, target):
+        raise PermissionError(13, "Permission denied")
+    monkeypatch.setattr(Path, "rename", refuse)
+    with pytest.raises(StoreError) as raised:
+        _set_aside_stale_logs(tmp_path / "t.logs")
+    assert str(raised.value) == (f"{tmp_path / 't.logs'}: holds the bot logs of an earlier results file; cannot move "
+                                 "them aside (Permission denied): move or delete them")
 
 
 def test_the_stderr_cap_holds_for_the_whole_run_across_restarts_and_workers(tmp_path):

@@ -10,6 +10,7 @@ import contextlib
 import json
 import math
 import shlex
+import time
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -207,6 +208,22 @@ def _open_results(path: Path, league: League, resume: bool) -> tuple[ResultStore
     return store, deal_key
 
 
+def _set_aside_stale_logs(logs: Path) -> None:
+    """A new results file starts with empty bot logs. Logs left by an earlier results file of the
+    same name, since deleted, would count toward this run's cap on each bot's stderr: they are
+    moved aside, with a note saying where (StoreError when they cannot be)."""
+    if not logs.is_dir() or not any(logs.iterdir()):
+        return
+    aside = logs.with_name(f"{logs.name}.old-{time.strftime('%Y%m%d-%H%M%S')}")
+    try:
+        logs.rename(aside)
+    except OSError as error:
+        raise StoreError(f"{logs}: holds the bot logs of an earlier results file; cannot move them aside "
+                         f"({error.strerror}): move or delete them") from None
+    click.echo(f"note: {logs} held the bot logs of an earlier results file that is gone: moved to {aside}",
+               err=True)
+
+
 def _echo_boards(games: Iterable[StoredGame], fmt: str, anchor: tuple[str, float] | None, bootstrap: int,
                  superiority: bool, crosstable: bool = False) -> None:
     """Print the leaderboards of `games`."""
@@ -295,6 +312,8 @@ def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
     except (LeagueError, StoreError, ExecutionError) as error:
         raise click.ClickException(str(error)) from None
     try:
+        if not resume and not path.exists():
+            _set_aside_stale_logs(path.with_suffix(".logs"))
         store, deal_key = _open_results(path, league, resume)
     except StoreError as error:
         executor.close()
