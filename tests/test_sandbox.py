@@ -252,6 +252,69 @@ def test_a_bot_dies_with_a_killed_referee(tmp_path):
     assert not any(path.exists() for path in leftovers)
 
 
+def wait_for(condition, seconds: float = 10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return condition()
+
+
+def test_escapees_of_a_killed_referee_are_killed_by_the_next_referee(tmp_path):
+    """Without bubblewrap, children a bot starts in sessions of their own outlive a referee killed
+    by SIGKILL (nothing of the referee runs to stop them); they are still in the bot's cgroups,
+    named for that referee, and the next referee of this PID namespace kills them and removes the cgroups."""
+    cgroup_or_skip("pids")
+    token = f"{5400 + uuid.uuid4().int % 10**6 / 10**6:.6f}"
+    script = (f"from runner.referee.process import BotProcess, BotSpec, Limits\n"
+              f"from runner.referee.sandbox import SandboxSettings\n"
+              f"spec = BotSpec('escaper', ({sys.executable!r}, 'setsid_escapee.py', '--token', '{token}'), cwd={str(ZOO)!r})\n"
+              f"BotProcess(spec, Limits(sandbox=SandboxSettings(mode='none'))).start()\n"
+              f"print('started', flush=True)\n"
+              f"import time; time.sleep(600)\n")
+    referee = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, cwd=ROOT,
+                               env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        assert referee.stdout.readline() == "started\n"
+        assert wait_for(lambda: len(running("sleep", token)) == 5)
+    finally:
+        referee.kill()
+        referee.wait()
+    time.sleep(0.5)
+    assert len(running("sleep", token)) == 5, "the escapees outlive their killed referee (what the sweep is for)"
+    leftovers = [path for parent in sandbox._cgroup_parents().values() for path in parent.glob(f"cardarena-{referee.pid}-*")]
+    assert leftovers
+    sandbox._swept.cache_clear()
+    sandbox._swept()
+    assert wait_for(lambda: not running("sleep", token), 5), "the next referee left the escapees running"
+    assert wait_for(lambda: not any(path.exists() for path in leftovers), 5)
+
+
+def test_the_sweep_leaves_live_referees_and_other_namespaces_alone(tmp_path):
+    """Only cgroups of referees of this PID namespace that are gone are cleared: a live referee's
+    (this process's) and one named for another PID namespace keep their processes."""
+    cgroup_or_skip("pids")
+    parent = sandbox._cgroup_parents()["pids"]
+    own = sandbox.Cgroups(SandboxSettings())
+    foreign = parent / f"cardarena-1-1-{int(sandbox._pid_namespace()) + 1}-0"  # pid 1 of another namespace
+    foreign.mkdir()
+    token = f"{5500 + uuid.uuid4().int % 10**6 / 10**6:.6f}"
+    sleepers = [subprocess.Popen(["sleep", token]) for _ in range(2)]
+    try:
+        (own.paths["pids"] / "cgroup.procs").write_text(str(sleepers[0].pid))
+        (foreign / "cgroup.procs").write_text(str(sleepers[1].pid))
+        sandbox._swept.cache_clear()
+        sandbox._swept()
+        time.sleep(0.2)
+        assert all(sleeper.poll() is None for sleeper in sleepers)
+        assert own.paths["pids"].exists() and foreign.exists()
+    finally:
+        for sleeper in sleepers:
+            sleeper.kill()
+            sleeper.wait()
+        own.release()
+        sandbox.Cgroups._remove(foreign)
+
+
 def test_bwrap_mode_refuses_to_start_without_bubblewrap(monkeypatch):
     monkeypatch.setattr(sandbox, "bwrap_problem", lambda: "bubblewrap is not installed")
     with pytest.raises(SandboxError, match="--sandbox bwrap: bubblewrap is not installed"):

@@ -198,20 +198,63 @@ _cgroup_numbers = itertools.count()
 
 
 def _owner_gone(path: Path) -> bool:
-    """True when `path` (named cardarena-<pid>-... or cardarena-bot-<pid>-...) belongs to a
-    referee process that no longer runs."""
-    owner = path.name.removeprefix("cardarena-").removeprefix("bot-").split("-")[0]
+    """True when `path` (a private folder named cardarena-bot-<pid>-...) belongs to a referee
+    process that no longer runs."""
+    owner = path.name.removeprefix("cardarena-bot-").split("-")[0]
     return owner.isdigit() and not Path(f"/proc/{owner}").exists()
 
 
+def _start_time(pid: int | str) -> str | None:
+    """When process `pid` started (clock ticks since boot): with the pid, it names one process for
+    the machine's uptime, unlike a pid, which is reused. None when there is no such process."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+@functools.cache
+def _pid_namespace() -> str:
+    """This process's PID namespace (the inode of its /proc/self/ns/pid; "" where there is none)."""
+    try:
+        return str(os.stat("/proc/self/ns/pid").st_ino)
+    except OSError:
+        return ""
+
+
+def _cgroup_name() -> str:
+    """A new bot cgroup's name: cardarena-<pid>-<start time>-<PID namespace>-<number>, which lets a
+    later referee tell for sure that the referee which made it is gone."""
+    return f"cardarena-{os.getpid()}-{_start_time('self')}-{_pid_namespace()}-{next(_cgroup_numbers)}"
+
+
+def _cgroup_owner(path: Path) -> str:
+    """Whose a cgroup named cardarena-... is: "live" (its referee runs, or it is not ours to judge),
+    "gone" (a referee of this PID namespace that no longer runs), or "unknown" (named by an older
+    cardarena with a pid alone, which no longer runs here: its processes may be another namespace's)."""
+    parts = path.name.removeprefix("cardarena-").split("-")
+    if len(parts) == 4 and all(part.isdigit() for part in parts):
+        pid, start, namespace, _ = parts
+        if namespace != _pid_namespace():
+            return "live"  # a referee in another PID namespace that shares the hierarchy: its pids are not ours
+        return "live" if _start_time(pid) == start else "gone"
+    return "unknown" if parts[0].isdigit() and not Path(f"/proc/{parts[0]}").exists() else "live"
+
+
 def _sweep_stale_cgroups(parent: Path) -> None:
-    """Remove empty cgroups left by referees that were killed before they could clean up."""
+    """Clear the cgroups of referees that were killed before they could clean up. A referee of this
+    PID namespace that is gone leaves nothing running: what is still in its bots' cgroups (escapees
+    in sessions of their own, under --sandbox none) is killed. An older name's cgroup is removed
+    only when empty."""
     for stale in parent.glob("cardarena-*"):
-        if _owner_gone(stale):
-            try:
+        owner = _cgroup_owner(stale)
+        try:
+            if owner == "gone":
+                Cgroups._remove(stale)
+            elif owner == "unknown":
                 stale.rmdir()
-            except OSError:
-                pass  # still holds a process: its own referee's successor cannot judge it; left alone
+        except (OSError, SandboxError):
+            pass  # unkillable (stuck in the kernel) or not ours to remove: the next referee looks again
 
 
 @functools.cache
@@ -233,7 +276,7 @@ class Cgroups:
     def __init__(self, settings: SandboxSettings):
         _swept()
         self.paths: dict[str, Path] = {}
-        name = f"cardarena-{os.getpid()}-{next(_cgroup_numbers)}"
+        name = _cgroup_name()
         for controller, parent in _cgroup_parents().items():
             path = parent / name
             try:
