@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import struct
-from pathlib import Path
 
 import msgpack
 import pytest

@@ -19,7 +19,7 @@ from runner.games import all_games
 from runner.html import CONTENT_SECURITY_POLICY, esc, pack, plain_text
 from runner.html.replay import ReplayError, replay_data
 from runner.html.report import replay_folder, write_report
-from tests.random_results import HOSTILE_DETAIL, play_random, write_random_results
+from tests.random_results import play_random, write_random_results
 
 ROOT = Path(__file__).resolve().parent.parent
 PLAYERS = {"casino": 2, "cuajo": 4, "knock-rummy": 3, "quitlok": 5}

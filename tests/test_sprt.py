@@ -12,7 +12,6 @@ from hypothesis import given, settings as hypothesis_settings, strategies as st
 
 from runner.ratings import elo_of_score, expected_score, score_interval
 from runner.tournament.sprt import (
-    H0,
     H1,
     SequentialTest,
     SprtError,

@@ -41,7 +41,7 @@ from distributed.worker import thread_state
 
 from runner.cores import can_pin, usable_cores
 from runner.referee.process import BotSpec, Limits, append_capped
-from runner.referee.match import GameRecord, Observer
+from runner.referee.match import Observer
 from runner.tournament.execute import (ExecutionError, Executor, FinishedGame, FinishedMatch, WorkerLost,
                                        portions)
 from runner.tournament.host import PortionHost, thread_cores

@@ -20,7 +20,7 @@ import sys
 import traceback
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Iterator, Mapping
 
 from runner.games import all_games
 from runner.referee.match import GameRecord
