@@ -9,6 +9,7 @@ import pickle
 import re
 import shutil
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -55,37 +56,41 @@ class Cluster:
 
 
 def start_cluster(folder: Path, workers: int = 2) -> Cluster:
-    """A scheduler on a free port of 127.0.0.1 and `workers` one-thread workers, started as the
-    README says; waits until every worker has joined."""
+    """A scheduler on a free port of 127.0.0.1 (its HTTP server too, so clusters started at once do
+    not contend for port 8787) and `workers` one-thread workers, started as the README says; waits
+    until every worker has joined. What was started is stopped again if the cluster cannot start."""
     folder.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(":")}
     dask = [sys.executable, "-m", "dask"]
     scheduler_file = folder / "scheduler.json"
     with open(folder / "scheduler.log", "w") as log:
         scheduler = subprocess.Popen([*dask, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-                                      "--scheduler-file", str(scheduler_file)], env=env, start_new_session=True,
-                                     stdout=subprocess.DEVNULL, stderr=log)
-    deadline = time.monotonic() + START_SECONDS
-    while not scheduler_file.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert scheduler_file.exists(), (folder / "scheduler.log").read_text()
-    time.sleep(0.1)  # the file is written whole, but give its writer a moment to close it
-    address = json.loads(scheduler_file.read_text())["address"]
-    caches, processes = [], []
-    for index in range(workers):
-        caches.append(folder / f"cache-{index}")
-        with open(folder / f"worker-{index}.log", "w") as log:
-            processes.append(subprocess.Popen(
-                [*dask, "worker", address, "--nworkers", "1", "--nthreads", "1", "--host", "127.0.0.1",
-                 "--memory-limit", "0", "--no-dashboard", "--name", f"w{index}",
-                 "--local-directory", str(folder / f"work-{index}")],
-                env={**env, **WORKER_ENVIRONMENT, "CARDARENA_BOT_CACHE": str(caches[-1])}, start_new_session=True,
-                stdout=subprocess.DEVNULL, stderr=log))
-    cluster = Cluster(address, scheduler, processes, caches)
-    if workers:
-        from distributed import Client
-        with Client(address, timeout=START_SECONDS) as client:
-            client.wait_for_workers(workers, timeout=START_SECONDS)
+                                      "--dashboard-address", "127.0.0.1:0", "--scheduler-file", str(scheduler_file)],
+                                     env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=log)
+    cluster = Cluster("", scheduler, [], [])
+    try:
+        deadline = time.monotonic() + START_SECONDS
+        while not scheduler_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert scheduler_file.exists(), (folder / "scheduler.log").read_text()
+        time.sleep(0.1)  # the file is written whole, but give its writer a moment to close it
+        cluster.address = json.loads(scheduler_file.read_text())["address"]
+        for index in range(workers):
+            cluster.caches.append(folder / f"cache-{index}")
+            with open(folder / f"worker-{index}.log", "w") as log:
+                cluster.workers.append(subprocess.Popen(
+                    [*dask, "worker", cluster.address, "--nworkers", "1", "--nthreads", "1", "--host", "127.0.0.1",
+                     "--memory-limit", "0", "--no-dashboard", "--name", f"w{index}",
+                     "--local-directory", str(folder / f"work-{index}")],
+                    env={**env, **WORKER_ENVIRONMENT, "CARDARENA_BOT_CACHE": str(cluster.caches[-1])},
+                    start_new_session=True, stdout=subprocess.DEVNULL, stderr=log))
+        if workers:
+            from distributed import Client
+            with Client(cluster.address, timeout=START_SECONDS) as client:
+                client.wait_for_workers(workers, timeout=START_SECONDS)
+    except BaseException:
+        cluster.stop()
+        raise
     return cluster
 
 
@@ -277,8 +282,15 @@ def test_a_league_files_scheduler_plays_there_as_the_option_does(cluster, local_
 def test_executor_dask_without_an_address_starts_a_local_cluster(local_run, tmp_path):
     bots, local = local_run
     out = tmp_path / "demo.sqlite"
-    result = cardarena(*run_args(out, bots, DEALS, "--executor", "dask", "--jobs", "2"))
+    with socket.socket() as dashboard:  # Dask's default HTTP port taken (as by another cluster): no matter
+        try:
+            dashboard.bind(("127.0.0.1", 8787))
+            dashboard.listen()
+        except OSError:
+            pass  # taken already
+        result = cardarena(*run_args(out, bots, DEALS, "--executor", "dask", "--jobs", "2"))
     assert result.returncode == 0, result.stderr
+    assert "warn" not in result.stderr.lower(), result.stderr
     assert re.search(r"^playing on a local Dask cluster at tcp://127\.0\.0\.1:\d+ \(2 worker threads\)$", result.stderr,
                      re.MULTILINE), result.stderr
     assert stored_games(out) == stored_games(local)

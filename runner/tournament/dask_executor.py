@@ -79,7 +79,9 @@ class DaskExecutor(Executor):
                 with dask.config.set(WORKER_CONFIG):
                     self.cluster = distributed.LocalCluster(
                         n_workers=jobs or usable_cores(), threads_per_worker=1, processes=True, memory_limit=0,
-                        host="127.0.0.1", dashboard_address=None)
+                        host="127.0.0.1", dashboard_address=None,
+                        # no dashboard, and its HTTP server (health checks) on a free port of this machine only
+                        scheduler_kwargs={"dashboard_address": "127.0.0.1:0"})
                 address = self.cluster.scheduler_address
             else:
                 _check_reachable(address)
