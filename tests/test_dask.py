@@ -13,6 +13,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -233,17 +234,33 @@ def run_until(out: Path, bots: list[str], address: str, games: int) -> tuple[sub
     return runner, recorded
 
 
+def children(parent: int) -> list[int]:
+    """The pids of a process's children."""
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1] == str(parent):
+                found.append(int(entry))
+        except (OSError, IndexError):
+            continue  # it exited meanwhile
+    return found
+
+
 def test_a_worker_killed_mid_run_costs_nothing(local_run, tmp_path):
     bots, local = local_run
     own = start_cluster(tmp_path / "cluster")
     try:
         out = tmp_path / "dask.sqlite"
         runner, recorded = run_until(out, bots, own.address, 12)
+        worker = children(own.workers[1].pid)  # the nanny's worker process (and its resource tracker)
         own.kill_worker(1)
+        left = [path for pid in worker for path in Path(tempfile.gettempdir()).glob(f"cardarena-logs-{pid}-*")]
         _, errors = runner.communicate(timeout=120)
         assert runner.returncode == 0, errors
         assert 12 <= recorded < GAMES, "the worker was not killed mid-run"
         assert stored_games(out) == stored_games(local)
+        # the dead worker's portion logs, when it was in mid-portion, went with the next portion played here
+        assert not any(path.exists() for path in left)
     finally:
         own.stop()
 

@@ -195,13 +195,17 @@ def _cgroup_parents() -> dict[str, Path]:
 
 
 _cgroup_numbers = itertools.count()
+SCRATCH_PREFIX = "cardarena-bot-"  # a bot's private HOME and TMPDIR without bubblewrap: <prefix><referee pid>-...
 
 
-def _owner_gone(path: Path) -> bool:
-    """True when `path` (a private folder named cardarena-bot-<pid>-...) belongs to a referee
-    process that no longer runs."""
-    owner = path.name.removeprefix("cardarena-bot-").split("-")[0]
-    return owner.isdigit() and not Path(f"/proc/{owner}").exists()
+def sweep_folders(prefix: str) -> None:
+    """Remove the folders of the system's temporary folder named <prefix><pid>-... whose process no
+    longer runs: left by a process killed before it could clean up (a pid in use again keeps its
+    folder; the next sweep after that process looks again)."""
+    for stale in Path(tempfile.gettempdir()).glob(f"{prefix}*"):
+        owner = stale.name.removeprefix(prefix).split("-")[0]
+        if owner.isdigit() and not Path(f"/proc/{owner}").exists():
+            shutil.rmtree(stale, ignore_errors=True)  # another user's, say: not ours to judge
 
 
 def _start_time(pid: int | str) -> str | None:
@@ -262,9 +266,7 @@ def _swept() -> bool:
     """Once per referee process: clear what killed referees left behind (cgroups, private folders)."""
     for parent in _cgroup_parents().values():
         _sweep_stale_cgroups(parent)
-    for stale in Path(tempfile.gettempdir()).glob("cardarena-bot-*"):
-        if _owner_gone(stale):
-            shutil.rmtree(stale, ignore_errors=True)  # another user's, say: not ours to judge
+    sweep_folders(SCRATCH_PREFIX)
     return True
 
 
@@ -418,7 +420,7 @@ def prepare(command: Sequence[str], cwd: str | None, folder: str | None, env: Se
             inner, outer_env = _bwrap_command(command, cwd, folder, bot_env, settings)
             workdir = None
         else:
-            scratch = tempfile.mkdtemp(prefix=f"cardarena-bot-{os.getpid()}-")
+            scratch = tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-")
             os.mkdir(os.path.join(scratch, "home"))
             os.mkdir(os.path.join(scratch, "tmp"))
             bot_env.update(HOME=os.path.join(scratch, "home"), TMPDIR=os.path.join(scratch, "tmp"),

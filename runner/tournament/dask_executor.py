@@ -41,6 +41,7 @@ from distributed.worker import thread_state
 
 from runner.cores import can_pin, usable_cores
 from runner.referee.process import BotSpec, Limits, append_capped
+from runner.referee.sandbox import sweep_folders
 from runner.referee.match import Observer
 from runner.tournament.execute import (ExecutionError, Executor, FinishedGame, FinishedMatch, WorkerLost,
                                        portions)
@@ -55,6 +56,7 @@ BATCH_SECONDS = 0.2  # how long a finished game may wait on a worker for others 
 #: local cluster too: the statistical profiler samples the thread running a task every 10 ms, and
 #: this thread only waits for its portion host
 WORKER_CONFIG = {"distributed.worker.profile.enabled": False}
+LOGS_PREFIX = "cardarena-logs-"  # a portion's bot logs on a worker, in the temporary folder: <prefix><worker pid>-...
 _POLL_SECONDS = 0.2  # how often the organiser looks up from waiting (so Ctrl-C is felt at once)
 _claimed_core: list[Any] = []  # this worker process's core lock (an open file), once claimed
 _hosts: dict[int, PortionHost] = {}  # each task thread's portion host, by thread id
@@ -316,7 +318,8 @@ def play_portion(match: PlannedMatch, bots: Mapping[str, BotSpec], packs: Mappin
     items: list[bytes] = []  # each pickled by the host: this thread passes them on unopened
     batches = _Batches(attempt, lambda message: worker.log_event(topic, message),
                        lambda delay, flush: worker.loop.add_callback(worker.loop.call_later, delay, flush))
-    with tempfile.TemporaryDirectory(prefix="cardarena-logs-") as logs:
+    sweep_folders(LOGS_PREFIX)  # those of worker processes killed in mid-portion
+    with tempfile.TemporaryDirectory(prefix=f"{LOGS_PREFIX}{os.getpid()}-") as logs:
         play = _thread_host().play(match, specs, limits, disqualified, Path(logs), where, problems)
         for item in play:
             batches.add(item)

@@ -31,7 +31,7 @@ from runner.tournament.execute import Executor, FinishedGame, LocalExecutor
 from runner.tournament.league import SAMPLE_LEAGUE, build_league, read_league_file
 from runner.tournament.schedule import schedule
 from runner.tournament.store import ResultStore
-from tests.test_dask import Cluster, start_cluster
+from tests.test_dask import Cluster, children, start_cluster
 
 _TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -58,18 +58,6 @@ def cpu_seconds(pid: int) -> tuple[float, float]:
     """A process's own CPU seconds, and those of its children it has reaped."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / _TICKS, (int(fields[13]) + int(fields[14])) / _TICKS
-
-
-def children(pid: int) -> list[int]:
-    """The pids of a process's children."""
-    found = []
-    for entry in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            if int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
-                found.append(int(entry))
-        except (OSError, IndexError):
-            continue
-    return found
 
 
 def own_cpu() -> tuple[float, float]:
