@@ -4,7 +4,7 @@ process plays them in a local run, and streams back what they yield.
 A Dask worker should not fork its referees from its own process. It is multi-threaded, so a
 fork copies locks that other threads may hold at that moment. It is daemonic, so multiprocessing
 refuses it children. It also runs with its nanny's malloc tuning, which a fork keeps: a fixed
-MALLOC_TRIM_THRESHOLD_ switches off glibc's adaptive mmap threshold, so every 1 MiB msgpack
+MALLOC_TRIM_THRESHOLD_ switches off glibc's adaptive mmap threshold, so every 256 KiB msgpack
 buffer becomes an mmap, a munmap and page faults. That cost the referee 15% more CPU than locally.
 A host is started by exec, with the worker's environment minus that tuning. Each portion sent to it
 runs in a `LocalExecutor` of one supervised worker. The host is kept for the next portion, so the
