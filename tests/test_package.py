@@ -147,3 +147,17 @@ def test_run_check_and_play_work_from_the_wheel_in_an_empty_directory(wheel, ven
                  "--bot", str(samples / "heuristic"), "--quiet"], empty, venv)
     assert "Knock Rummy, seed" in done.stdout
     assert sorted(path.name for path in empty.iterdir()) == ["results"]
+
+
+def test_a_dask_run_works_from_the_wheel(wheel, venv, tmp_path):
+    """`run --executor dask` from the installed wheel: its workers start portion hosts (fresh
+    interpreters, runner.tournament.host) that must import the installed cardarena, not this tree."""
+    pytest.importorskip("distributed", reason="Dask is not installed (pip install 'cardarena[dask]'; .ci/run does)")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    install(wheel, venv, empty)
+    done = step(["cardarena", "run", "--executor", "dask", "--jobs", "2", "--game", "casino", "--deals", "1"],
+                empty, venv)
+    assert re.search(r"^playing on a local Dask cluster at tcp://127\.0\.0\.1:\d+ \(2 worker threads\)$", done.stderr,
+                     re.MULTILINE), done.stderr
+    assert "heuristic" in done.stdout and "faults: none" in done.stdout, done.stdout
