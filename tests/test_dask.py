@@ -3,6 +3,7 @@ workers that do not share their folders, and a worker killed mid-run costing not
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pickle
@@ -17,6 +18,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -93,6 +95,16 @@ def start_cluster(folder: Path, workers: int = 2) -> Cluster:
         cluster.stop()
         raise
     return cluster
+
+
+@contextlib.contextmanager
+def own_cluster(folder: Path, workers: int = 2) -> Iterator[Cluster]:
+    """A cluster of the test's own (one it may break), stopped at the end."""
+    cluster = start_cluster(folder, workers)
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
 
 
 @pytest.fixture(scope="module")
@@ -248,21 +260,38 @@ def children(parent: int) -> list[int]:
 
 def test_a_worker_killed_mid_run_costs_nothing(local_run, tmp_path):
     bots, local = local_run
-    own = start_cluster(tmp_path / "cluster")
-    try:
-        out = tmp_path / "dask.sqlite"
+    out = tmp_path / "dask.sqlite"
+    with own_cluster(tmp_path / "cluster") as own:
         runner, recorded = run_until(out, bots, own.address, 12)
         worker = children(own.workers[1].pid)  # the nanny's worker process (and its resource tracker)
         own.kill_worker(1)
         left = [path for pid in worker for path in Path(tempfile.gettempdir()).glob(f"cardarena-logs-{pid}-*")]
         _, errors = runner.communicate(timeout=120)
-        assert runner.returncode == 0, errors
-        assert 12 <= recorded < GAMES, "the worker was not killed mid-run"
-        assert stored_games(out) == stored_games(local)
-        # the dead worker's portion logs, when it was in mid-portion, went with the next portion played here
-        assert not any(path.exists() for path in left)
-    finally:
-        own.stop()
+    assert runner.returncode == 0, errors
+    assert 12 <= recorded < GAMES, "the worker was not killed mid-run"
+    assert stored_games(out) == stored_games(local)
+    # the dead worker's portion logs, when it was in mid-portion, went with the next portion played here
+    assert not any(path.exists() for path in left)
+
+
+def test_a_scheduler_lost_mid_run_is_one_line_keeping_the_games_and_resume_finishes_elsewhere(local_run, tmp_path):
+    bots, local = local_run
+    out = tmp_path / "dask.sqlite"
+    with own_cluster(tmp_path / "doomed") as doomed:
+        runner, _ = run_until(out, bots, doomed.address, 12)
+        os.killpg(doomed.scheduler.pid, signal.SIGKILL)
+        _, errors = runner.communicate(timeout=120)
+    saved = len(stored_games(out))
+    assert runner.returncode == 1 and "Traceback" not in errors and " - ERROR - " not in errors, errors
+    last = errors.strip().splitlines()[-1]
+    assert re.fullmatch(rf"Error: portion \S+: the Dask scheduler at {re.escape(doomed.address)} (dropped it \(\w+\)|"
+                        rf"went away \([^)]*\)); is the scheduler still running\? \({saved} of {GAMES} games saved in "
+                        rf"{re.escape(str(out))}; --resume finishes the run\)", last), last
+    assert 12 <= saved < GAMES
+    with own_cluster(tmp_path / "spare") as spare:
+        result = cardarena(*run_args(out, bots, DEALS, "--scheduler", spare.address, "--resume"))
+    assert result.returncode == 0, result.stderr
+    assert stored_games(out) == stored_games(local)
 
 
 def test_a_bot_that_cannot_start_on_a_worker_is_a_fault_naming_the_worker(cluster, tmp_path):
@@ -345,16 +374,13 @@ def test_a_bot_that_kills_its_referee_on_a_worker_costs_a_replay_not_the_worker(
 def test_a_scheduler_without_workers_is_an_error_that_says_how_to_start_them(tmp_path, monkeypatch):
     from runner.tournament import dask_executor
     monkeypatch.setattr(dask_executor, "WORKER_WAIT_SECONDS", 0.5)
-    lonely = start_cluster(tmp_path / "cluster", workers=0)
-    try:
+    with own_cluster(tmp_path / "cluster", workers=0) as lonely:
         executor = dask_executor.DaskExecutor(lonely.address)
         try:
             with pytest.raises(dask_executor.ClusterError) as caught:
                 executor.workers()
         finally:
             executor.close()
-    finally:
-        lonely.stop()
     assert str(caught.value) == (
         f"the Dask scheduler at {lonely.address} has no worker (waited 0.5 s): start some with "
         f"DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False dask worker {lonely.address} --nworkers N --nthreads 1 "

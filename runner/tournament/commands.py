@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import math
 import shlex
 import time
@@ -497,6 +498,12 @@ def _executor(league: League, kind: str, jobs: int | None, pin_cores: bool | Non
         if error.name not in ("dask", "distributed"):
             raise
         raise ExecutionError("the Dask executor needs Dask: pip install 'cardarena[dask]'") from None
+    # Dask's client logs its troubles (a lost scheduler: an error line and two tracebacks) on stderr;
+    # run reports each failure in a line of its own, with the games saved, so only critical ones pass
+    for name in ("distributed", *(name for name in logging.root.manager.loggerDict if name.startswith("distributed."))):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+        for handler in logging.getLogger(name).handlers:
+            handler.setLevel(logging.CRITICAL)  # children's records reach it whatever its logger's level
     return DaskExecutor(league.scheduler if kind == "dask" else None, jobs, pin, log_root)
 
 

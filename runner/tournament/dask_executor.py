@@ -197,11 +197,16 @@ class DaskExecutor(Executor):
         return shipped
 
     def _outcome(self, future: Any, match: PlannedMatch) -> dict[str, Any]:
-        """A finished task's result; ExecutionError when it failed or its workers kept dying."""
-        if future.status == "finished":
-            return future.result()
-        if future.status == "error":
-            error = future.exception()
+        """A finished task's result; ExecutionError when it failed, its workers kept dying, or the
+        scheduler went away."""
+        try:
+            if future.status == "finished":
+                return future.result()
+            error = future.exception() if future.status == "error" else None
+        except OSError as lost:  # the connection closed while the result was fetched (Dask's CommClosedError)
+            raise ExecutionError(f"portion {match.match_id}: the Dask scheduler at {self.address} went away "
+                                 f"({type(lost).__name__}); is the scheduler still running?") from None
+        if error is not None:
             if isinstance(error, distributed.KilledWorker):
                 raise ExecutionError(f"portion {match.match_id} from deal {match.games[0].deal}: every Dask "
                                      f"worker that ran it died ({error}); a bot may be killing its worker")
