@@ -294,6 +294,33 @@ def test_a_scheduler_lost_mid_run_is_one_line_keeping_the_games_and_resume_finis
     assert stored_games(out) == stored_games(local)
 
 
+def test_a_cluster_that_every_worker_left_is_an_error_not_a_wait_for_ever(tmp_path, monkeypatch):
+    """Dask keeps tasks waiting until a worker joins; a run does that for WORKER_WAIT_SECONDS, as
+    for a cluster's first worker, then ends with the command that starts workers (--resume goes on)."""
+    from runner.tournament import dask_executor
+    monkeypatch.setattr(dask_executor, "WORKER_WAIT_SECONDS", 2.0)
+    bots = {name: BotSpec.parse(f"{name}={sys.executable} {RANDOM_BOT}") for name in ("a", "b")}
+    plans = schedule({name: ("casino",) for name in bots}, [GameSettings("casino", players=2, deals=30)], seed=1,
+                     deal_key="deserted-test")
+    with own_cluster(tmp_path / "deserted") as deserted:
+        executor = dask_executor.DaskExecutor(deserted.address)
+        try:
+            stream = executor.run(plans, bots, Limits(decision_timeout=5.0))
+            next(item for item in stream if isinstance(item, FinishedGame))
+            deserted.kill_worker(0)
+            deserted.kill_worker(1)
+            left = time.monotonic()
+            with pytest.raises(dask_executor.ClusterError) as raised:
+                for _ in stream:
+                    pass
+        finally:
+            executor.close()
+    assert 2 <= time.monotonic() - left < 30
+    assert str(raised.value) == (f"every worker of the Dask cluster at {deserted.address} has left and none joined "
+                                 f"within 2 s: start some with DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False dask "
+                                 f"worker {deserted.address} --nworkers N --nthreads 1 --memory-limit 0")
+
+
 def test_a_bot_that_cannot_start_on_a_worker_is_a_fault_naming_the_worker(cluster, tmp_path):
     # .git stays home (bots are shipped without it): it stands for what a worker machine lacks
     refuses = "import os, sys\nif not os.path.exists('.git/HEAD'):\n    sys.exit('no toolchain on this machine')\n"

@@ -29,6 +29,7 @@ import queue
 import socket
 import tempfile
 import threading
+import time
 import uuid
 import warnings
 from dataclasses import replace
@@ -50,7 +51,8 @@ from runner.tournament.schedule import PlannedMatch
 from runner.tournament.shipping import BotPack, PackError, cache_root, pack_folder, unpack
 
 CONNECT_SECONDS = 10.0  # how long to try reaching a scheduler before giving up
-WORKER_WAIT_SECONDS = 60.0  # how long to wait for a cluster's first worker
+WORKER_WAIT_SECONDS = 60.0  # how long to wait for a cluster's first worker, or for one after all have left
+_WORKER_LOOK_SECONDS = 1.0  # how often a run that hears nothing looks whether the cluster still has workers
 BATCH_SECONDS = 0.2  # how long a finished game may wait on a worker for others to travel with it
 #: What README's worker command sets (as DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False), and so the
 #: local cluster too: the statistical profiler samples the thread running a task every 10 ms, and
@@ -115,10 +117,13 @@ class DaskExecutor(Executor):
             self.client.wait_for_workers(1, timeout=WORKER_WAIT_SECONDS)
         except TimeoutError:
             raise ClusterError(f"the Dask scheduler at {self.address} has no worker "
-                               f"(waited {WORKER_WAIT_SECONDS:g} s): start some with "
-                               f"DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False dask worker {self.address} "
-                               "--nworkers N --nthreads 1 --memory-limit 0") from None
+                               f"(waited {WORKER_WAIT_SECONDS:g} s): start some with {self._worker_command()}") from None
         return sum(self.client.nthreads().values())
+
+    def _worker_command(self) -> str:
+        """README's command that starts workers for this cluster."""
+        return (f"DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False dask worker {self.address} "
+                "--nworkers N --nthreads 1 --memory-limit 0")
 
     def run(self, matches: Sequence[PlannedMatch], bots: Mapping[str, BotSpec], limits: Limits,
             disqualified: Mapping[str, str] | None = None,
@@ -140,11 +145,16 @@ class DaskExecutor(Executor):
                 key=f"{topic}-{index}", pure=False)
             future.add_done_callback(lambda _, index=index: inbox.put(("done", index)))
         seen: set[Any] = set()  # the items already passed on: (attempt, number), and each game's id
+        alone_since: float | None = None  # since when the cluster has had no worker
+        looked = time.monotonic()  # when the worker count was last looked at
         try:
             while futures:
                 try:
                     kind, message = inbox.get(timeout=_POLL_SECONDS)
                 except queue.Empty:
+                    if time.monotonic() - looked >= _WORKER_LOOK_SECONDS:
+                        looked = time.monotonic()
+                        alone_since = self._without_workers(alone_since)
                     continue
                 if kind == "item":
                     yield from _new_items(seen, message["attempt"], message["first"], message["items"])
@@ -159,6 +169,18 @@ class DaskExecutor(Executor):
             if futures:
                 self.client.cancel(list(futures.values()), force=True)
             self._forget_events(topic)
+
+    def _without_workers(self, since: float | None) -> float | None:
+        """Since when the cluster has had no worker (None while it has some, or nobody can tell);
+        ClusterError once it has had none for WORKER_WAIT_SECONDS: its tasks would wait for ever."""
+        threads = self.client.scheduler_info(n_workers=0).get("total_threads")  # no worker list: cheap
+        if threads != 0:
+            return None  # a lost scheduler shows as no count at all: the tasks' futures report that
+        since = since or time.monotonic()
+        if time.monotonic() - since > WORKER_WAIT_SECONDS:
+            raise ClusterError(f"every worker of the Dask cluster at {self.address} has left and none joined "
+                               f"within {WORKER_WAIT_SECONDS:g} s: start some with {self._worker_command()}")
+        return since
 
     def _forget_events(self, topic: str) -> None:
         """Drop the run's batches of games from the scheduler, which keeps the last 1,000 events of
