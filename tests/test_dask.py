@@ -58,7 +58,7 @@ class Cluster:
                 process.wait()
 
 
-def start_cluster(folder: Path, workers: int = 2) -> Cluster:
+def start_cluster(folder: Path, workers: int = 2, worker_options: tuple[str, ...] = ()) -> Cluster:
     """A scheduler on a free port of 127.0.0.1 (its HTTP server too, so clusters started at once do
     not contend for port 8787) and `workers` one-thread workers, started as the README says; waits
     until every worker has joined. What was started is stopped again if the cluster cannot start."""
@@ -84,7 +84,7 @@ def start_cluster(folder: Path, workers: int = 2) -> Cluster:
                 cluster.workers.append(subprocess.Popen(
                     [*dask, "worker", cluster.address, "--nworkers", "1", "--nthreads", "1", "--host", "127.0.0.1",
                      "--memory-limit", "0", "--no-dashboard", "--name", f"w{index}",
-                     "--local-directory", str(folder / f"work-{index}")],
+                     "--local-directory", str(folder / f"work-{index}"), *worker_options],
                     env={**env, **WORKER_ENVIRONMENT, "CARDARENA_BOT_CACHE": str(cluster.caches[-1])},
                     start_new_session=True, stdout=subprocess.DEVNULL, stderr=log))
         if workers:
@@ -98,9 +98,9 @@ def start_cluster(folder: Path, workers: int = 2) -> Cluster:
 
 
 @contextlib.contextmanager
-def own_cluster(folder: Path, workers: int = 2) -> Iterator[Cluster]:
-    """A cluster of the test's own (one it may break), stopped at the end."""
-    cluster = start_cluster(folder, workers)
+def own_cluster(folder: Path, workers: int = 2, worker_options: tuple[str, ...] = ()) -> Iterator[Cluster]:
+    """A cluster of the test's own (one it may break, or start differently), stopped at the end."""
+    cluster = start_cluster(folder, workers, worker_options)
     try:
         yield cluster
     finally:
@@ -319,6 +319,35 @@ def test_a_cluster_that_every_worker_left_is_an_error_not_a_wait_for_ever(tmp_pa
     assert str(raised.value) == (f"every worker of the Dask cluster at {deserted.address} has left and none joined "
                                  f"within 2 s: start some with DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False dask "
                                  f"worker {deserted.address} --nworkers N --nthreads 1 --memory-limit 0")
+
+
+def test_workers_that_cannot_run_bubblewrap_are_named_before_the_run(tmp_path):
+    """As the organiser checks its own machine: under auto (the default) a warning per such worker,
+    under --sandbox bwrap a one-line refusal before any results file."""
+    stand_in = tmp_path / "no_bwrap.py"  # a worker preload: the worker's machine, seen as one without bubblewrap
+    stand_in.write_text("from runner.referee import sandbox\n"
+                        "sandbox.bwrap_problem = lambda: 'bubblewrap is not installed (a stand-in)'\n")
+    bots = bot_folders(tmp_path / "bots", ("a", "b"))
+    with own_cluster(tmp_path / "cluster", workers=1, worker_options=("--preload", str(stand_in))) as lacking:
+        [worker] = worker_addresses(lacking.address)
+        args = ["run", "--game", "casino", "--deals", "1", "--deal-seed", "5", "--bootstrap", "0",
+                "--bot", bots[0], "--bot", bots[1], "--scheduler", lacking.address]
+        warned = cardarena(*args, "--out", str(tmp_path / "auto.sqlite"))
+        refused = cardarena(*args, "--out", str(tmp_path / "bwrap.sqlite"), "--sandbox", "bwrap")
+    assert warned.returncode == 0, warned.stderr
+    assert (f"warning: Dask worker {worker}: bubblewrap is not installed (a stand-in); its bots run without a "
+            "sandbox (clean environment and caps only); --sandbox none silences this\n") in warned.stderr
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    assert refused.stderr.strip().splitlines()[-1] == (
+        f"Error: --sandbox bwrap: Dask worker {worker}: bubblewrap is not installed (a stand-in)")
+    assert not (tmp_path / "bwrap.sqlite").exists()
+
+
+def worker_addresses(address: str) -> list[str]:
+    """The addresses of the workers of the cluster at `address`."""
+    from distributed import Client
+    with Client(address, timeout=START_SECONDS) as client:
+        return sorted(client.nthreads())
 
 
 def test_a_bot_that_cannot_start_on_a_worker_is_a_fault_naming_the_worker(cluster, tmp_path):

@@ -313,6 +313,11 @@ def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
     except (LeagueError, StoreError, ExecutionError) as error:
         raise click.ClickException(str(error)) from None
     try:
+        preflight = executor.preflight(league.limits)  # before the results file: a refusal leaves nothing
+    except ExecutionError as error:
+        executor.close()
+        raise click.ClickException(str(error)) from None
+    try:
         if not resume and not path.exists():
             _set_aside_stale_logs(path.with_suffix(".logs"))
         store, deal_key = _open_results(path, league, resume)
@@ -348,6 +353,7 @@ def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
             raise click.ClickException(str(error)) from None
         if place is not None:
             click.echo(f"playing {place}", err=True)
+        _echo_warnings(preflight)
         bots_by_name = {entrant.name: entrant.spec for entrant in league.entrants}
         progress = Progress(total, total - len(planned), extra=None if sets is None else partial(_llr_text, sets.test))
         if sets is not None and sets.test.decision is not None:

@@ -42,7 +42,7 @@ from distributed.worker import thread_state
 
 from runner.cores import can_pin, usable_cores
 from runner.referee.process import BotSpec, Limits, append_capped
-from runner.referee.sandbox import sweep_folders
+from runner.referee.sandbox import BWRAP, NONE, bwrap_problem, sweep_folders
 from runner.referee.match import Observer
 from runner.tournament.execute import (ExecutionError, Executor, FinishedGame, FinishedMatch, WorkerLost,
                                        portions)
@@ -119,6 +119,25 @@ class DaskExecutor(Executor):
             raise ClusterError(f"the Dask scheduler at {self.address} has no worker "
                                f"(waited {WORKER_WAIT_SECONDS:g} s): start some with {self._worker_command()}") from None
         return sum(self.client.nthreads().values())
+
+    def preflight(self, limits: Limits) -> list[str]:
+        """Wait for a first worker, then ask every worker whether it can run bubblewrap, as the
+        organiser asked its own machine: under `auto` a worker that cannot is a warning (its bots
+        run without a sandbox), under `bwrap` a ClusterError naming it. Workers that join later
+        are not asked."""
+        self.workers()  # wait for a first worker (ClusterError after a while without one)
+        if limits.sandbox.mode == NONE:
+            return []
+        answers = self.client.run(bwrap_problem, on_error="return")
+        lacking = {worker: answer if isinstance(answer, str) or answer is None else
+                   f"cannot tell whether bubblewrap runs there ({type(answer).__name__}: {answer})"
+                   for worker, answer in sorted(answers.items())}
+        lacking = {worker: problem for worker, problem in lacking.items() if problem is not None}
+        if lacking and limits.sandbox.mode == BWRAP:
+            raise ClusterError("--sandbox bwrap: " + "; ".join(f"Dask worker {worker}: {problem}"
+                                                               for worker, problem in lacking.items()))
+        return [f"Dask worker {worker}: {problem}; its bots run without a sandbox (clean environment and caps "
+                "only); --sandbox none silences this" for worker, problem in lacking.items()]
 
     def _worker_command(self) -> str:
         """README's command that starts workers for this cluster."""

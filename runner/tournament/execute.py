@@ -96,6 +96,12 @@ class Executor(ABC):
         """Where the games are played, said when a run starts, unless on this machine's own workers (None)."""
         return None
 
+    def preflight(self, limits: Limits) -> list[str]:
+        """Warnings about playing under `limits` where the games go, said before the run starts;
+        ExecutionError when they cannot be played there at all. Nothing for this machine, whose own
+        process already checked (the sandbox's `require_sandbox`)."""
+        return []
+
     def close(self) -> None:
         """Let go of what the executor holds between runs (a cluster connection); nothing by default."""
 
