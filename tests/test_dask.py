@@ -58,18 +58,22 @@ class Cluster:
                 process.wait()
 
 
+def _environment() -> dict[str, str]:
+    """The environment cluster processes start with: this one, with this tree importable."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(":")}
+
+
 def start_cluster(folder: Path, workers: int = 2, worker_options: tuple[str, ...] = ()) -> Cluster:
     """A scheduler on a free port of 127.0.0.1 (its HTTP server too, so clusters started at once do
     not contend for port 8787) and `workers` one-thread workers, started as the README says; waits
     until every worker has joined. What was started is stopped again if the cluster cannot start."""
     folder.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(":")}
-    dask = [sys.executable, "-m", "dask"]
     scheduler_file = folder / "scheduler.json"
     with open(folder / "scheduler.log", "w") as log:
-        scheduler = subprocess.Popen([*dask, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-                                      "--dashboard-address", "127.0.0.1:0", "--scheduler-file", str(scheduler_file)],
-                                     env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=log)
+        scheduler = subprocess.Popen([sys.executable, "-m", "dask", "scheduler", "--host", "127.0.0.1", "--port", "0",
+                                      "--no-dashboard", "--dashboard-address", "127.0.0.1:0",
+                                      "--scheduler-file", str(scheduler_file)],
+                                     env=_environment(), start_new_session=True, stdout=subprocess.DEVNULL, stderr=log)
     cluster = Cluster("", scheduler, [], [])
     try:
         deadline = time.monotonic() + START_SECONDS
@@ -78,15 +82,8 @@ def start_cluster(folder: Path, workers: int = 2, worker_options: tuple[str, ...
         assert scheduler_file.exists(), (folder / "scheduler.log").read_text()
         time.sleep(0.1)  # the file is written whole, but give its writer a moment to close it
         cluster.address = json.loads(scheduler_file.read_text())["address"]
-        for index in range(workers):
-            cluster.caches.append(folder / f"cache-{index}")
-            with open(folder / f"worker-{index}.log", "w") as log:
-                cluster.workers.append(subprocess.Popen(
-                    [*dask, "worker", cluster.address, "--nworkers", "1", "--nthreads", "1", "--host", "127.0.0.1",
-                     "--memory-limit", "0", "--no-dashboard", "--name", f"w{index}",
-                     "--local-directory", str(folder / f"work-{index}"), *worker_options],
-                    env={**env, **WORKER_ENVIRONMENT, "CARDARENA_BOT_CACHE": str(cluster.caches[-1])},
-                    start_new_session=True, stdout=subprocess.DEVNULL, stderr=log))
+        for _ in range(workers):
+            add_worker(cluster, folder, worker_options)
         if workers:
             from distributed import Client
             with Client(cluster.address, timeout=START_SECONDS) as client:
@@ -95,6 +92,19 @@ def start_cluster(folder: Path, workers: int = 2, worker_options: tuple[str, ...
         cluster.stop()
         raise
     return cluster
+
+
+def add_worker(cluster: Cluster, folder: Path, worker_options: tuple[str, ...] = ()) -> None:
+    """Start one more one-thread worker for `cluster`, with a bot cache of its own (not waited for)."""
+    index = len(cluster.workers)
+    cluster.caches.append(folder / f"cache-{index}")
+    with open(folder / f"worker-{index}.log", "w") as log:
+        cluster.workers.append(subprocess.Popen(
+            [sys.executable, "-m", "dask", "worker", cluster.address, "--nworkers", "1", "--nthreads", "1",
+             "--host", "127.0.0.1", "--memory-limit", "0", "--no-dashboard", "--name", f"w{index}",
+             "--local-directory", str(folder / f"work-{index}"), *worker_options],
+            env={**_environment(), **WORKER_ENVIRONMENT, "CARDARENA_BOT_CACHE": str(cluster.caches[-1])},
+            start_new_session=True, stdout=subprocess.DEVNULL, stderr=log))
 
 
 @contextlib.contextmanager
@@ -228,10 +238,10 @@ def test_a_scheduler_that_will_not_let_go_of_a_runs_games_is_a_warning(cluster, 
         "until it restarts): could not clear them: PermissionError: pickled functions are turned off here"]
 
 
-def run_until(out: Path, bots: list[str], address: str, games: int) -> tuple[subprocess.Popen, int]:
+def run_until(out: Path, bots: list[str], address: str, games: int, deals: int = DEALS) -> tuple[subprocess.Popen, int]:
     """`run` on the cluster at `address`, started in the background and left running once `games`
     games are stored in `out` (or it ended, or a minute passed): the process and the games stored."""
-    runner = subprocess.Popen([sys.executable, "-m", "runner.cli", *run_args(out, bots, DEALS, "--scheduler", address)],
+    runner = subprocess.Popen([sys.executable, "-m", "runner.cli", *run_args(out, bots, deals, "--scheduler", address)],
                               cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline, recorded = time.monotonic() + 60, 0
     while recorded < games and time.monotonic() < deadline and runner.poll() is None:
@@ -341,6 +351,23 @@ def test_workers_that_cannot_run_bubblewrap_are_named_before_the_run(tmp_path):
     assert refused.stderr.strip().splitlines()[-1] == (
         f"Error: --sandbox bwrap: Dask worker {worker}: bubblewrap is not installed (a stand-in)")
     assert not (tmp_path / "bwrap.sqlite").exists()
+
+
+def test_a_worker_without_bubblewrap_that_joins_mid_run_is_named_when_the_run_ends(local_run, tmp_path):
+    stand_in = tmp_path / "no_bwrap.py"
+    stand_in.write_text("from runner.referee import sandbox\n"
+                        "sandbox.bwrap_problem = lambda: 'bubblewrap is not installed (a stand-in)'\n")
+    bots, _ = local_run
+    out = tmp_path / "dask.sqlite"
+    with own_cluster(tmp_path / "cluster", workers=1) as growing:
+        runner, _ = run_until(out, bots, growing.address, 4, deals=12)
+        add_worker(growing, tmp_path / "cluster", ("--preload", str(stand_in)))
+        _, errors = runner.communicate(timeout=300)
+    assert runner.returncode == 0, errors
+    late = re.findall(r"^warning: Dask worker (\S+): bubblewrap is not installed \(a stand-in\); its bots ran without a "
+                      r"sandbox \(clean environment and caps only\); --sandbox none silences this$", errors, re.MULTILINE)
+    assert len(late) == 1, errors  # named once, however many portions it played
+    assert "its bots run without" not in errors  # the first worker could run bubblewrap
 
 
 def worker_addresses(address: str) -> list[str]:

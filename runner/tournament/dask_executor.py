@@ -42,7 +42,7 @@ from distributed.worker import thread_state
 
 from runner.cores import can_pin, usable_cores
 from runner.referee.process import BotSpec, Limits, append_capped
-from runner.referee.sandbox import BWRAP, NONE, bwrap_problem, sweep_folders
+from runner.referee.sandbox import AUTO, BWRAP, NONE, bwrap_problem, sweep_folders
 from runner.referee.match import Observer
 from runner.tournament.execute import (ExecutionError, Executor, FinishedGame, FinishedMatch, WorkerLost,
                                        portions)
@@ -95,6 +95,7 @@ class DaskExecutor(Executor):
             raise ClusterError(f"cannot reach the Dask scheduler at {address}: {error}") from None
         self.address = address
         self.warnings: list[str] = []  # what went wrong after the games were safe, for the user to hear
+        self._unsandboxed: set[str] = set()  # workers named already for running bots without bubblewrap
         self._packs: dict[str, tuple[BotPack, Any]] = {}  # bot name -> its pack and the task holding it
 
     def close(self) -> None:
@@ -123,8 +124,8 @@ class DaskExecutor(Executor):
     def preflight(self, limits: Limits) -> list[str]:
         """Wait for a first worker, then ask every worker whether it can run bubblewrap, as the
         organiser asked its own machine: under `auto` a worker that cannot is a warning (its bots
-        run without a sandbox), under `bwrap` a ClusterError naming it. Workers that join later
-        are not asked."""
+        run without a sandbox), under `bwrap` a ClusterError naming it. A worker that joins later
+        answers with each portion it plays, and the run ends with a warning naming it."""
         self.workers()  # wait for a first worker (ClusterError after a while without one)
         if limits.sandbox.mode == NONE:
             return []
@@ -136,8 +137,8 @@ class DaskExecutor(Executor):
         if lacking and limits.sandbox.mode == BWRAP:
             raise ClusterError("--sandbox bwrap: " + "; ".join(f"Dask worker {worker}: {problem}"
                                                                for worker, problem in lacking.items()))
-        return [f"Dask worker {worker}: {problem}; its bots run without a sandbox (clean environment and caps "
-                "only); --sandbox none silences this" for worker, problem in lacking.items()]
+        self._unsandboxed.update(lacking)
+        return [_unsandboxed_warning(worker, problem, "run") for worker, problem in lacking.items()]
 
     def _worker_command(self) -> str:
         """README's command that starts workers for this cluster."""
@@ -183,6 +184,9 @@ class DaskExecutor(Executor):
                 future.release()
                 yield from _new_items(seen, outcome["attempt"], 0, outcome["items"])
                 self._append_logs(outcome["logs"], limits)
+                if outcome["unsandboxed"] is not None and outcome["worker"] not in self._unsandboxed:
+                    self._unsandboxed.add(outcome["worker"])  # one that joined after the preflight
+                    self.warnings.append(_unsandboxed_warning(outcome["worker"], outcome["unsandboxed"], "ran"))
         finally:
             self.client.unsubscribe_topic(topic)
             if futures:
@@ -267,6 +271,12 @@ class DaskExecutor(Executor):
                 append_capped(log, data, limits.stderr_cap)
             finally:
                 os.close(log)
+
+
+def _unsandboxed_warning(worker: str, problem: str, tense: str) -> str:
+    """What the user hears of a worker that cannot run bubblewrap under --sandbox auto."""
+    return (f"Dask worker {worker}: {problem}; its bots {tense} without a sandbox (clean environment and caps "
+            "only); --sandbox none silences this")
 
 
 def _check_reachable(address: str) -> None:
@@ -376,7 +386,8 @@ def play_portion(match: PlannedMatch, bots: Mapping[str, BotSpec], packs: Mappin
                 break
         batches.close()
         chunks = {path.name: path.read_bytes() for path in Path(logs).iterdir()}
-    return {"attempt": attempt, "items": items, "logs": chunks}
+    unsandboxed = bwrap_problem() if limits.sandbox.mode == AUTO else None  # its hosts' bots ran without one
+    return {"attempt": attempt, "items": items, "logs": chunks, "worker": worker.address, "unsandboxed": unsandboxed}
 
 
 def _thread_host() -> PortionHost:
