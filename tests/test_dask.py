@@ -370,6 +370,35 @@ def test_a_worker_without_bubblewrap_that_joins_mid_run_is_named_when_the_run_en
     assert "its bots run without" not in errors  # the first worker could run bubblewrap
 
 
+def spy_reports(spy: Path, opponent: str, address: str, out: Path, *options: str) -> list[dict]:
+    """What the spy bot reported of each of its starts in a small run against `opponent` on the cluster."""
+    result = cardarena("run", "--game", "casino", "--deals", "2", "--deal-seed", "5", "--bootstrap", "0",
+                       "--out", str(out), "--bot", str(spy), "--bot", opponent, "--scheduler", address, *options)
+    assert result.returncode == 0, result.stderr
+    log = (out.with_suffix(".logs") / "spy.stderr.log").read_text()
+    return [json.loads(line[4:]) for line in log.splitlines() if line.startswith("SPY ")]
+
+
+def test_a_run_without_pinning_after_a_pinned_one_has_its_bots_on_every_core(tmp_path, monkeypatch):
+    """A worker's task thread pinned by one run is unpinned for a --no-pin-cores run (and its host
+    started afresh on every core)."""
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))  # core claims of its own: other tests' workers hold this machine's
+    spy = tmp_path / "bots" / "spy"
+    spy.mkdir(parents=True)
+    (spy / "spy.py").write_text((ROOT / "tests" / "zoo" / "spy.py").read_text())
+    (spy / "bot.toml").write_text('name = "spy"\ncommand = ["python", "spy.py"]\n')
+    opponent = bot_folders(tmp_path)[0]
+    with own_cluster(tmp_path / "cluster", workers=1) as single:
+        pinned = spy_reports(spy, opponent, single.address, tmp_path / "pinned.sqlite")
+        unpinned = spy_reports(spy, opponent, single.address, tmp_path / "unpinned.sqlite", "--no-pin-cores")
+    every = sorted(os.sched_getaffinity(0))
+    if len(every) < 2:
+        pytest.skip("one core: pinned and unpinned look alike")
+    assert any(len(report["cores"]) == 1 for report in pinned)  # the games on the worker
+    assert all(report["cores"] == every for report in unpinned), [report["cores"] for report in unpinned]
+
+
 def worker_addresses(address: str) -> list[str]:
     """The addresses of the workers of the cluster at `address`."""
     from distributed import Client
@@ -518,12 +547,7 @@ def test_shipped_bots_run_sandboxed_and_pinned_on_the_workers(cluster, tmp_path)
     out = tmp_path / "dask.sqlite"
     probes = [f"--probe={path}" for path in (out, ROOT / "runner" / "cli.py", ROOT / "tests" / "test_dask.py")]
     (spy / "bot.toml").write_text(f'name = "spy"\ncommand = {json.dumps(["python", "spy.py", *probes])}\n')
-    result = cardarena("run", "--game", "casino", "--deals", "2", "--deal-seed", "5", "--bootstrap", "0",
-                       "--out", str(out), "--bot", str(spy), "--bot", bot_folders(tmp_path)[0],
-                       "--scheduler", cluster.address)
-    assert result.returncode == 0, result.stderr
-    log = (out.with_suffix(".logs") / "spy.stderr.log").read_text()
-    reports = [json.loads(line[4:]) for line in log.splitlines() if line.startswith("SPY ")]
+    reports = spy_reports(spy, bot_folders(tmp_path)[0], cluster.address, out)
     assert len(reports) >= 2  # the start-up check on the organiser's machine, then the games on a worker
     for report in reports:
         assert "CARDARENA_BOT_CACHE" not in report["env"] and not any(name.startswith("DASK_") for name in report["env"])

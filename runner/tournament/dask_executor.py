@@ -364,6 +364,8 @@ def play_portion(match: PlannedMatch, bots: Mapping[str, BotSpec], packs: Mappin
     where = f"Dask worker {worker.address} on {socket.gethostname()}"
     if pin_cores and can_pin():
         _pin_to_free_core()  # the host started from this thread, its worker and their bots inherit its core
+    elif can_pin():  # undo an earlier run's pin: the worker's main thread (its event loop) is never pinned
+        os.sched_setaffinity(0, os.sched_getaffinity(os.getpid()))
     specs, problems = dict(bots), {}
     for name, (digest, workdir, data) in packs.items():
         try:
