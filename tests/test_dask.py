@@ -25,6 +25,7 @@ import pytest
 from runner.referee.process import BotSpec, Limits
 from runner.tournament.execute import FinishedGame
 from runner.tournament.schedule import GameSettings, schedule
+from tests.test_sandbox import spy_folder
 from tests.test_tournament import ROOT, cardarena, stored_games
 
 pytest.importorskip("distributed", reason="Dask is not installed (pip install 'cardarena[dask]'; .ci/run does)")
@@ -384,10 +385,7 @@ def test_a_run_without_pinning_after_a_pinned_one_has_its_bots_on_every_core(tmp
     started afresh on every core)."""
     (tmp_path / "tmp").mkdir()
     monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))  # core claims of its own: other tests' workers hold this machine's
-    spy = tmp_path / "bots" / "spy"
-    spy.mkdir(parents=True)
-    (spy / "spy.py").write_text((ROOT / "tests" / "zoo" / "spy.py").read_text())
-    (spy / "bot.toml").write_text('name = "spy"\ncommand = ["python", "spy.py"]\n')
+    spy = spy_folder(tmp_path)
     opponent = bot_folders(tmp_path)[0]
     with own_cluster(tmp_path / "cluster", workers=1) as single:
         pinned = spy_reports(spy, opponent, single.address, tmp_path / "pinned.sqlite")
@@ -541,9 +539,7 @@ def test_shipped_bots_run_sandboxed_and_pinned_on_the_workers(cluster, tmp_path)
     from runner.referee.sandbox import NOBODY, bwrap_problem
     if bwrap_problem() is not None:
         pytest.skip(f"bubblewrap cannot run here: {bwrap_problem()}")
-    spy = tmp_path / "bots" / "spy"
-    spy.mkdir(parents=True)
-    (spy / "spy.py").write_text((ROOT / "tests" / "zoo" / "spy.py").read_text())
+    spy = spy_folder(tmp_path)
     out = tmp_path / "dask.sqlite"
     probes = [f"--probe={path}" for path in (out, ROOT / "runner" / "cli.py", ROOT / "tests" / "test_dask.py")]
     (spy / "bot.toml").write_text(f'name = "spy"\ncommand = {json.dumps(["python", "spy.py", *probes])}\n')

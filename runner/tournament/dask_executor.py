@@ -129,11 +129,12 @@ class DaskExecutor(Executor):
         self.workers()  # wait for a first worker (ClusterError after a while without one)
         if limits.sandbox.mode == NONE:
             return []
-        answers = self.client.run(bwrap_problem, on_error="return")
-        lacking = {worker: answer if isinstance(answer, str) or answer is None else
-                   f"cannot tell whether bubblewrap runs there ({type(answer).__name__}: {answer})"
-                   for worker, answer in sorted(answers.items())}
-        lacking = {worker: problem for worker, problem in lacking.items() if problem is not None}
+        lacking = {}  # worker -> why it cannot
+        for worker, answer in sorted(self.client.run(bwrap_problem, on_error="return").items()):
+            if isinstance(answer, BaseException):
+                answer = f"cannot tell whether bubblewrap runs there ({type(answer).__name__}: {answer})"
+            if answer is not None:
+                lacking[worker] = answer
         if lacking and limits.sandbox.mode == BWRAP:
             raise ClusterError("--sandbox bwrap: " + "; ".join(f"Dask worker {worker}: {problem}"
                                                                for worker, problem in lacking.items()))
