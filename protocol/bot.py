@@ -1,7 +1,7 @@
 """The Python bot SDK: write `decide(view, legal)` and get framing, handshake and the game loop.
 
     import random
-    from protocol.bot import random_action, run
+    from cardarena.protocol.bot import random_action, run
 
     rng = random.Random(1)
 
@@ -21,9 +21,9 @@ import random
 import sys
 from typing import Any, BinaryIO, Callable
 
-from protocol import PROTOCOL_VERSION
-from protocol.actions import find_legal, is_range, random_action
-from protocol.framing import HEADER, decode_body, encode
+from cardarena.protocol import PROTOCOL_VERSION
+from cardarena.protocol.actions import find_legal, is_range, random_action
+from cardarena.protocol.framing import HEADER, decode_body, encode
 
 __all__ = ["Bot", "RandomBot", "run", "serve", "read_message", "write_message",
            "find_legal", "is_range", "random_action"]

@@ -10,7 +10,7 @@ import itertools
 import reprlib
 from typing import Any
 
-from protocol import PROTOCOL_VERSION
+from cardarena.protocol import PROTOCOL_VERSION
 
 _NUMBER = (int,)
 _MAP = (dict,)

@@ -25,16 +25,16 @@ from typing import Any, Callable, Iterable
 
 import click
 
-from runner.console import ArgumentError, Seconds, check_writable_file, pass_env_option, require_sandbox, sandbox_option
-from runner.games import get_game
-from runner.games.base import Game, OptionError
-from runner.manifest import Entrant, ManifestError, load_entrant
-from runner.referee.faults import BotFault, Fault, cut, plain, printable
-from runner.referee.process import BotProcess, BotSpec, Limits
-from runner.samples import SAMPLE_BOTS
-from runner.referee.sandbox import SandboxSettings, describe as describe_sandbox
-from runner.tournament.execute import FinishedGame, FinishedMatch, LocalExecutor, Lost, supervised
-from runner.tournament.schedule import PlannedGame, PlannedMatch
+from cardarena.console import ArgumentError, Seconds, check_writable_file, pass_env_option, require_sandbox, sandbox_option
+from cardarena.games import get_game
+from cardarena.games.base import Game, OptionError
+from cardarena.manifest import Entrant, ManifestError, load_entrant
+from cardarena.referee.faults import BotFault, Fault, cut, plain, printable
+from cardarena.referee.process import BotProcess, BotSpec, Limits
+from cardarena.samples import SAMPLE_BOTS
+from cardarena.referee.sandbox import SandboxSettings, describe as describe_sandbox
+from cardarena.tournament.execute import FinishedGame, FinishedMatch, LocalExecutor, Lost, supervised
+from cardarena.tournament.schedule import PlannedGame, PlannedMatch
 
 MAX_GAMES_PER_GAME = 10_000  # --games-per-game: hours of play already, and the plan is a list in memory
 STDERR_LINES = 25  # non-empty lines of a faulting bot's stderr shown with a fault: a whole stack trace

@@ -13,22 +13,22 @@ from typing import Any
 
 import click
 
-from runner.console import (ArgumentError, Seconds, check_writable_file, make_folder, parse_option, pass_env_option,
+from cardarena.console import (ArgumentError, Seconds, check_writable_file, make_folder, parse_option, pass_env_option,
                             require_sandbox, result_table, sandbox_option)
-from runner.check import option_text
-from runner.cores import PINNING_UNAVAILABLE, can_pin
-from runner.games import all_games, get_game
-from runner.games.base import OptionError
-from runner.human import HUMAN_DECISION_TIMEOUT, seat_humans
-from runner.manifest import load_entrant
-from runner.notation import deal_lines, move_lines, seat_name
-from runner.referee.faults import Fault
-from runner.referee.match import log_file_name
-from runner.referee.process import Limits
-from runner.referee.sandbox import SandboxSettings
-from runner.tournament.commands import lost_worker_line
-from runner.tournament.execute import FinishedGame, FinishedMatch, LocalExecutor
-from runner.tournament.schedule import PlannedGame, PlannedMatch
+from cardarena.check import option_text
+from cardarena.cores import PINNING_UNAVAILABLE, can_pin
+from cardarena.games import all_games, get_game
+from cardarena.games.base import OptionError
+from cardarena.human import HUMAN_DECISION_TIMEOUT, seat_humans
+from cardarena.manifest import load_entrant
+from cardarena.notation import deal_lines, move_lines, seat_name
+from cardarena.referee.faults import Fault
+from cardarena.referee.match import log_file_name
+from cardarena.referee.process import Limits
+from cardarena.referee.sandbox import SandboxSettings
+from cardarena.tournament.commands import lost_worker_line
+from cardarena.tournament.execute import FinishedGame, FinishedMatch, LocalExecutor
+from cardarena.tournament.schedule import PlannedGame, PlannedMatch
 
 
 class OneLineErrors(click.Group):
@@ -174,13 +174,13 @@ def play(game_name: str, bots: tuple[str, ...], seed: int, game_id: str | None, 
 
 
 # Commands defined in their own modules are registered here, one line each.
-from runner.check import check; main.add_command(check)  # noqa: E402,E702
-from runner.tournament.commands import run; main.add_command(run)  # noqa: E402,E702
-from runner.tournament.commands import leaderboard; main.add_command(leaderboard)  # noqa: E402,E702
-from runner.tournament.commands import replay; main.add_command(replay)  # noqa: E402,E702
-from runner.tournament.commands import salvage; main.add_command(salvage)  # noqa: E402,E702
-from runner.html.report import report; main.add_command(report)  # noqa: E402,E702
-from runner.fault_list import faults; main.add_command(faults)  # noqa: E402,E702
+from cardarena.check import check; main.add_command(check)  # noqa: E402,E702
+from cardarena.tournament.commands import run; main.add_command(run)  # noqa: E402,E702
+from cardarena.tournament.commands import leaderboard; main.add_command(leaderboard)  # noqa: E402,E702
+from cardarena.tournament.commands import replay; main.add_command(replay)  # noqa: E402,E702
+from cardarena.tournament.commands import salvage; main.add_command(salvage)  # noqa: E402,E702
+from cardarena.html.report import report; main.add_command(report)  # noqa: E402,E702
+from cardarena.fault_list import faults; main.add_command(faults)  # noqa: E402,E702
 
 if __name__ == "__main__":
     sys.exit(main())

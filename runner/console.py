@@ -9,8 +9,8 @@ from typing import Any
 import click
 from tabulate import tabulate
 
-from runner.referee.match import GameRecord
-from runner.referee.process import check_seconds
+from cardarena.referee.match import GameRecord
+from cardarena.referee.process import check_seconds
 
 
 class ArgumentError(click.ClickException):
@@ -61,7 +61,7 @@ def make_folder(path: Path, what: str) -> None:
         raise ArgumentError(f"{what} {path}: cannot create the folder: {error.strerror}") from None
     if not os.access(path, os.W_OK | os.X_OK):
         raise ArgumentError(f"{what} {path}: cannot write in it (permission denied)")
-from runner.referee.sandbox import SANDBOX_MODES, SandboxError, SandboxSettings, effective_mode
+from cardarena.referee.sandbox import SANDBOX_MODES, SandboxError, SandboxSettings, effective_mode
 
 
 def parse_option(text: str) -> tuple[str, Any]:

@@ -18,12 +18,12 @@ from typing import Any, Iterable
 
 import click
 
-from protocol.messages import brief
-from runner.check import option_text
-from runner.games import get_game
-from runner.games.base import GameError
-from runner.referee.faults import FAULT_KINDS, cut, printable, telling_lines
-from runner.tournament.store import ResultStore, StoreError, StoredGame, StoredMatchFault
+from cardarena.protocol.messages import brief
+from cardarena.check import option_text
+from cardarena.games import get_game
+from cardarena.games.base import GameError
+from cardarena.referee.faults import FAULT_KINDS, cut, printable, telling_lines
+from cardarena.tournament.store import ResultStore, StoreError, StoredGame, StoredMatchFault
 
 EXCERPT = 300  # characters of a fault's detail and of what the bot sent, shown per fault
 STDERR_LINES = 5  # telling lines of a fault's stderr shown per fault

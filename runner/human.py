@@ -1,6 +1,6 @@
 """A human seat: a bot process that asks a person at a terminal for each of its decisions.
 
-`cardarena play GAME --bot NAME=human ...` seats `python -m runner.human --tty PATH`. It speaks the
+`cardarena play GAME --bot NAME=human ...` seats `python -m cardarena.human --tty PATH`. It speaks the
 protocol on its pipes like any bot, so the referee treats it like one, and it talks to the person
 on the terminal `play` was started from, opened by its path: a bot runs in a session of its own,
 which has no controlling terminal to open as /dev/tty. The view is drawn in card notation, the
@@ -21,10 +21,10 @@ import sys
 from dataclasses import replace
 from typing import Any, TextIO
 
-from protocol.actions import is_range
-from protocol.bot import Bot, serve
-from runner.referee.process import BotSpec
-from runner.notation import DEFAULT_LEGEND, LEGENDS, action_text, seat_name, value_text, view_lines
+from cardarena.protocol.actions import is_range
+from cardarena.protocol.bot import Bot, serve
+from cardarena.referee.process import BotSpec
+from cardarena.notation import DEFAULT_LEGEND, LEGENDS, action_text, seat_name, value_text, view_lines
 
 #: seconds a person has for a decision: in effect no limit, while every wait of the referee stays bounded
 HUMAN_DECISION_TIMEOUT = 24 * 3600.0
@@ -33,7 +33,7 @@ COMMAND_WORD = "human"  # `--bot NAME=human` seats a person
 
 def human_command(terminal: str) -> tuple[str, ...]:
     """The command that runs a human seat talking to the person on `terminal` (a tty path)."""
-    return (sys.executable, "-m", "runner.human", "--tty", terminal)
+    return (sys.executable, "-m", "cardarena.human", "--tty", terminal)
 
 
 def seat_humans(specs: list[BotSpec]) -> list[BotSpec]:

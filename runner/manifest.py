@@ -26,10 +26,10 @@ import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from runner.games import all_games, get_game
-from runner.games.base import OptionError
-from runner.referee.process import BotSpec, check_bot_name
-from runner.referee.sandbox import check_env_name
+from cardarena.games import all_games, get_game
+from cardarena.games.base import OptionError
+from cardarena.referee.process import BotSpec, check_bot_name
+from cardarena.referee.sandbox import check_env_name
 
 MANIFEST_NAME = "bot.toml"
 _KEYS = {"name", "command", "games", "cwd", "version", "description", "env", "pass_env"}

@@ -21,9 +21,9 @@ from typing import Any, Iterable, Sequence
 
 from tabulate import tabulate
 
-from runner.ratings import Ratings, comparisons_from_ranks, elo_of_score, rate, score_interval, score_superiority
-from runner.referee.faults import printable
-from runner.tournament.store import StoredGame
+from cardarena.ratings import Ratings, comparisons_from_ranks, elo_of_score, rate, score_interval, score_superiority
+from cardarena.referee.faults import printable
+from cardarena.tournament.store import StoredGame
 
 FORMATS = ("table", "markdown", "csv", "json")
 CSV_FIELDS = ["rank", "bot", "elo", "low", "high", "games", "score_percent", "wins", "draws", "losses", "faults",

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.referee.process import BotSpec
+from cardarena.referee.process import BotSpec
 
 ROOT = Path(__file__).resolve().parent.parent
 ZOO = ROOT / "tests" / "zoo"

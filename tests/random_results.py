@@ -13,11 +13,11 @@ import random
 from pathlib import Path
 from typing import Sequence
 
-from protocol.actions import random_action
-from runner.games import get_game
-from runner.games.base import score_to_wire
-from runner.referee.match import ranks_with_faults
-from runner.tournament.store import ResultStore
+from cardarena.protocol.actions import random_action
+from cardarena.games import get_game
+from cardarena.games.base import score_to_wire
+from cardarena.referee.match import ranks_with_faults
+from cardarena.tournament.store import ResultStore
 
 #: a fault message and stderr written to break out of any HTML they are pasted into
 HOSTILE_DETAIL = "bad move </pre><script>alert('detail')</script><img src=x onerror=alert(1)> \x1b[31mred\x1b[0m \u202egnp.exe"

@@ -8,7 +8,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from runner.cli import main
+from cardarena.cli import main
 from tests.conftest import RANDOM_BOT, ROOT
 
 A = f"a={sys.executable} {RANDOM_BOT}"

@@ -5,8 +5,8 @@ from fractions import Fraction
 
 import pytest
 
-from protocol.actions import find_legal, match_action, random_action
-from runner.games.base import GameSpec, Option, OptionError, Result
+from cardarena.protocol.actions import find_legal, match_action, random_action
+from cardarena.games.base import GameSpec, Option, OptionError, Result
 
 SPEC = GameSpec(
     name="demo", title="Demo", min_players=2, max_players=4, partnerships="optional",

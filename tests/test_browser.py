@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.html.report import write_report
+from cardarena.html.report import write_report
 from tests.random_results import write_random_results
 
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install -e '.[test]')")

@@ -21,10 +21,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from runner.cards import NAME, RANK, parse
-from protocol.actions import find_legal, random_action, same_value
-from runner.games.base import OptionError
-from runner.games.casino import GAME, GROUPS, HIGHEST_NUMBER, Build, _count, _fits, _size, _unit
+from cardarena.cards import NAME, RANK, parse
+from cardarena.protocol.actions import find_legal, random_action, same_value
+from cardarena.games.base import OptionError
+from cardarena.games.casino import GAME, GROUPS, HIGHEST_NUMBER, Build, _count, _fits, _size, _unit
 
 #: what a completion event adds to the complete move it reports
 EVENT_EXTRAS = ("seat", "sweep", "build_id", "kind")

@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from runner.check import GameCheck, CheckReport, seatings_of
-from runner.cli import main
-from runner.games import get_game
-from runner.referee.faults import FAULT_KINDS
-from runner.referee.process import Limits
+from cardarena.check import GameCheck, CheckReport, seatings_of
+from cardarena.cli import main
+from cardarena.games import get_game
+from cardarena.referee.faults import FAULT_KINDS
+from cardarena.referee.process import Limits
 from tests.conftest import ROOT, ZOO
 
 SAMPLES = ROOT / "sample_bots"
@@ -139,7 +139,7 @@ def test_text_report_and_replay_line_reproduce_the_fault(tmp_path):
     # Run the line as printed, with this interpreter standing for the `cardarena` script (which
     # may not be on PATH where pip put scripts elsewhere).
     assert " && cardarena play " in replay
-    replay = replay.replace(" && cardarena play ", f" && {shlex.quote(sys.executable)} -m runner.cli play ")
+    replay = replay.replace(" && cardarena play ", f" && {shlex.quote(sys.executable)} -m cardarena.cli play ")
     played = subprocess.run(replay, shell=True, capture_output=True, text=True, timeout=60)
     assert "FAULT illegal: illegal (knock-rummy, game knock-rummy-0, seat 0, decision 2)" in played.stderr
     failure = junit_cases(junit)["knock-rummy"].find("failure")
@@ -164,7 +164,7 @@ def test_well_behaved_zoo_bots_pass():
 
 
 def test_a_bot_that_does_not_exit_cleanly_after_shutdown_fails():
-    code = "import sys; from protocol.bot import RandomBot, serve; serve(RandomBot(), sys.stdin.buffer, sys.stdout.buffer); sys.exit(4)"
+    code = "import sys; from cardarena.protocol.bot import RandomBot, serve; serve(RandomBot(), sys.stdin.buffer, sys.stdout.buffer); sys.exit(4)"
     bot = f"unclean={shlex.quote(sys.executable)} -c {shlex.quote(code)}"
     status, out, _ = run_check(bot, "--games", "knock-rummy", "--games-per-game", "1", "--json")
     assert status == 1
@@ -217,3 +217,23 @@ def test_a_second_answer_to_a_games_last_decision_fails_that_game_and_its_replay
     assert replay.exit_code == 1 and "Traceback" not in replay.stderr
     assert (f"FAULT double_knock: protocol (knock-rummy, game knock-rummy-{first['seed']}, seat {first['seat']}, "
             f"decision {first['decision']}): sent 54 bytes after its answer") in replay.stderr
+
+
+@pytest.mark.parametrize("mode", ["bwrap", "none"])
+def test_a_bot_on_the_sdks_old_import_name_is_told_the_new_one(mode, tmp_path):
+    """README § Layout: the SDK is `cardarena.protocol`; a bot still written `from protocol.bot
+    import run` fails its handshake, and check shows the message that names the new import."""
+    from cardarena.referee.sandbox import bwrap_problem
+
+    if mode == "bwrap" and bwrap_problem() is not None:
+        pytest.skip(f"needs bubblewrap: {bwrap_problem()}")
+    bot = tmp_path / "old"
+    bot.mkdir()
+    (bot / "bot.py").write_text("import random\nfrom protocol.bot import random_action, run\n"
+                                "run(lambda view, legal: random_action(legal, random.Random(1)), name='old')\n")
+    (bot / "bot.toml").write_text('name = "old"\ncommand = ["python3", "bot.py"]\n')
+    for path in (tmp_path, bot, bot / "bot.py", bot / "bot.toml"):
+        path.chmod(0o755)
+    status, out, err = run_check(str(bot), "--games", "knock-rummy", "--sandbox", mode)
+    assert status == 1
+    assert "write `from cardarena.protocol.bot import run` instead of `from protocol.bot import run`" in out + err

@@ -12,7 +12,7 @@ from tests.conftest import RANDOM_BOT, ROOT
 
 
 def cardarena(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "runner.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "cardarena.cli", *args], capture_output=True, text=True,
                           timeout=timeout, cwd=ROOT)
 
 

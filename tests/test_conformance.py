@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from runner.games import all_games
-from protocol.actions import concrete_actions, find_legal, random_action, same_value
+from cardarena.games import all_games
+from cardarena.protocol.actions import concrete_actions, find_legal, random_action, same_value
 
 GAMES = sorted(all_games())
 MAX_DECISIONS = 200_000

@@ -9,7 +9,7 @@ import sys
 
 from click.testing import CliRunner
 
-from runner.cli import main
+from cardarena.cli import main
 from tests.conftest import ROOT
 from tests.test_faults import RANDOM
 from tests.test_tournament import cardarena

@@ -9,8 +9,8 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from runner.cli import main
-from runner.cores import PINNING_UNAVAILABLE, can_pin, pin_to_core, usable_cores
+from cardarena.cli import main
+from cardarena.cores import PINNING_UNAVAILABLE, can_pin, pin_to_core, usable_cores
 from tests.conftest import RANDOM_BOT
 
 

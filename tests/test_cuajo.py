@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol.actions import random_action
-from runner.games.base import OptionError
-from runner.games.cuajo import (
+from cardarena.protocol.actions import random_action
+from cardarena.games.base import OptionError
+from cardarena.games.cuajo import (
     GAME,
     NAME,
     TYPES,
@@ -644,7 +644,7 @@ def test_a_deck_given_as_one_string_is_refused_plainly():
 def test_evaluation_memo_tables_are_bounded():
     """runner/games/cuajo.md § Engine choices (Performance): a tournament plays many hands in one
     process, so the memoised hand evaluation must not grow without bound."""
-    from runner.games import cuajo
+    from cardarena.games import cuajo
 
     for memo in (cuajo._middle_complete, cuajo._high_complete):  # _rank_splits has at most 70 keys
         assert memo.cache_info().maxsize is not None

@@ -9,7 +9,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from runner.referee.faults import telling_lines
+from cardarena.referee.faults import telling_lines
 from tests.conftest import ROOT, ZOO
 from tests.test_tournament import cardarena
 

@@ -8,12 +8,12 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol.actions import find_legal, random_action
-from runner.cards import NAME as RUMMY_NAMES
-from runner.games import get_game
-from runner.games import casino as casino_engine
-from runner.games import cuajo as cuajo_engine
-from runner.games import knock_rummy as rummy_engine
+from cardarena.protocol.actions import find_legal, random_action
+from cardarena.cards import NAME as RUMMY_NAMES
+from cardarena.games import get_game
+from cardarena.games import casino as casino_engine
+from cardarena.games import cuajo as cuajo_engine
+from cardarena.games import knock_rummy as rummy_engine
 from tests.test_casino import complete_moves, completed
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -249,7 +249,7 @@ def test_one_game_of_each_against_random_through_the_cli_without_faults():
         for seat in range(players):
             command = HEURISTIC_COMMAND if seat % 2 == 0 else RANDOM_COMMAND
             bots += ["--bot", f"{'heuristic' if seat % 2 == 0 else 'random'}{seat}={command}"]
-        done = subprocess.run([sys.executable, "-m", "runner.cli", "play", game, *bots, "--seed", "7", "--quiet"],
+        done = subprocess.run([sys.executable, "-m", "cardarena.cli", "play", game, *bots, "--seed", "7", "--quiet"],
                               capture_output=True, text=True, timeout=60, cwd=ROOT)
         assert done.returncode == 0, done.stderr
         assert not [line for line in done.stderr.splitlines() if line.startswith("FAULT")], done.stderr

@@ -19,11 +19,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from runner.cli import main
-from runner.games import get_game
-from runner.referee.faults import MAX_EVIDENCE, Fault, cut, plain, printable
-from runner.referee.match import Match
-from runner.referee.process import BotSpec, Limits
+from cardarena.cli import main
+from cardarena.games import get_game
+from cardarena.referee.faults import MAX_EVIDENCE, Fault, cut, plain, printable
+from cardarena.referee.match import Match
+from cardarena.referee.process import BotSpec, Limits
 from tests.conftest import ROOT, ZOO, random_bot
 
 CASINO = get_game("casino")
@@ -194,7 +194,7 @@ def test_a_deep_hello_fails_check_at_the_handshake(tmp_path):
 # -- a tournament, and its resumption ----------------------------------------------------------
 
 def cardarena(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "runner.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "cardarena.cli", *args], capture_output=True, text=True,
                           timeout=300, cwd=ROOT)
 
 

@@ -20,13 +20,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from protocol.framing import HEADER, encode
-from runner.check import Finding, describe_finding
-from runner.games import get_game
-from runner.referee.faults import FAULT_KINDS, printable
-from runner.referee.match import Match
-from runner.referee.process import BotSpec, Limits
-from runner.tournament.store import ResultStore
+from cardarena.protocol.framing import HEADER, encode
+from cardarena.check import Finding, describe_finding
+from cardarena.games import get_game
+from cardarena.referee.faults import FAULT_KINDS, printable
+from cardarena.referee.match import Match
+from cardarena.referee.process import BotSpec, Limits
+from cardarena.tournament.store import ResultStore
 from tests.conftest import random_bot
 
 KNOCK_RUMMY = get_game("knock-rummy")

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from runner.cli import main
-from runner.games import all_games
-from runner.html import CONTENT_SECURITY_POLICY, esc, pack, plain_text
-from runner.html.replay import ReplayError, replay_data
-from runner.html.report import replay_folder, write_report
+from cardarena.cli import main
+from cardarena.games import all_games
+from cardarena.html import CONTENT_SECURITY_POLICY, esc, pack, plain_text
+from cardarena.html.replay import ReplayError, replay_data
+from cardarena.html.report import replay_folder, write_report
 from tests.random_results import play_random, write_random_results
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from protocol.actions import find_legal
-from runner.cli import main
-from runner.games import get_game
+from cardarena.protocol.actions import find_legal
+from cardarena.cli import main
+from cardarena.games import get_game
 
 pexpect = pytest.importorskip("pexpect", reason="pexpect is not installed (pip install -e '.[test]')")
 
@@ -30,7 +30,7 @@ def play_as_human(game: str, tmp_path: Path, seed: int, first_answers: list[str]
     """Play GAME in seat 0 through a pseudo-terminal, always taking choice 1 and the smallest amount.
     The first prompt gets `first_answers` typed before the real answer, after `pause` seconds."""
     record = tmp_path / f"{game}.json"
-    args = ["-m", "runner.cli", "play", game, "--bot", "me=human",
+    args = ["-m", "cardarena.cli", "play", game, "--bot", "me=human",
             *[arg for _ in range(PLAYERS[game] - 1) for arg in ("--bot", RANDOM_BOT)],
             "--seed", str(seed), "--no-pin", "--timeout", "0.5", "--record", str(record)]
     child = pexpect.spawn(sys.executable, args, cwd=str(ROOT), encoding="utf-8", timeout=30,

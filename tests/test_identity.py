@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import runner.manifest as manifest
-from runner.cli import main
-from runner.manifest import ManifestError, bot_files, entrant_from_command, load_manifest
+import cardarena.manifest as manifest
+from cardarena.cli import main
+from cardarena.manifest import ManifestError, bot_files, entrant_from_command, load_manifest
 from tests.conftest import RANDOM_BOT
 
 

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runner.cards import NAME, RANK, SUIT, parse
-from protocol.actions import random_action
-from runner.games.base import IllegalAction, OptionError
-from runner.games.knock_rummy import GAME, VALUE, best_arrangement, deadwood, settle
+from cardarena.cards import NAME, RANK, SUIT, parse
+from cardarena.protocol.actions import random_action
+from cardarena.games.base import IllegalAction, OptionError
+from cardarena.games.knock_rummy import GAME, VALUE, best_arrangement, deadwood, settle
 
 DRAW_STOCK = {"type": "draw", "source": "stock"}
 DRAW_DISCARD = {"type": "draw", "source": "discard"}

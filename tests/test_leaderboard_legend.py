@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import re
 
-from runner.report import LEGEND, leaderboards, render
-from runner.tournament.store import StoredGame
+from cardarena.report import LEGEND, leaderboards, render
+from cardarena.tournament.store import StoredGame
 
 
 def game(number: int, seats: list[str], ranks: list[int], name: str = "casino") -> StoredGame:

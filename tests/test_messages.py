@@ -13,10 +13,10 @@ import sys
 
 import pytest
 
-from runner.games import get_game
-from runner.referee.faults import FAULT_KINDS, Fault
-from runner.referee.match import Match
-from runner.referee.process import BotSpec, Limits
+from cardarena.games import get_game
+from cardarena.referee.faults import FAULT_KINDS, Fault
+from cardarena.referee.match import Match
+from cardarena.referee.process import BotSpec, Limits
 from tests.conftest import ROOT, zoo_bot
 
 LIMITS = Limits(handshake_timeout=10.0, decision_timeout=1.0)

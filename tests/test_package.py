@@ -96,15 +96,24 @@ def files_under(folder: Path) -> list[Path]:
 
 
 def test_the_wheel_holds_every_module_and_document_and_the_unbuilt_sample_bots(wheel):
-    """Every file of runner/ and protocol/ (modules, rules docs, PROTOCOL.md, HTML assets), the
-    sample league, and the sample bots that need no build: a package left out of pyproject's list fails here."""
+    """Every file of runner/ (as cardarena/) and protocol/ (as cardarena/protocol/): modules, rules
+    docs, PROTOCOL.md, HTML assets; the sample league, and the sample bots that need no build: a
+    package left out of pyproject's list fails here."""
     names = set(zipfile.ZipFile(wheel).namelist())
-    wanted = {str(path.relative_to(ROOT)) for package in ("runner", "protocol") for path in files_under(ROOT / package)}
-    wanted |= {f"runner/{path.relative_to(ROOT)}" for bot in ("random", "heuristic")
+    wanted = {f"cardarena/{path.relative_to(ROOT / 'runner')}" for path in files_under(ROOT / "runner")}
+    wanted |= {f"cardarena/{path.relative_to(ROOT)}" for path in files_under(ROOT / "protocol")}
+    wanted |= {f"cardarena/{path.relative_to(ROOT)}" for bot in ("random", "heuristic")
                for path in files_under(ROOT / "sample_bots" / bot)}
-    wanted.add("runner/sample_bots/league.toml")
+    wanted.add("cardarena/sample_bots/league.toml")
     assert sorted(wanted - names) == []
     assert not [name for name in names if "/js/" in name or "/c/" in name], "bots that need building were shipped"
+
+
+def test_the_wheel_puts_only_cardarena_at_the_top_of_site_packages(wheel):
+    """One import package: nothing named `runner` or `protocol` (names other distributions use)
+    lands in site-packages; only `cardarena` and the wheel's own metadata folder."""
+    tops = {name.split("/", 1)[0] for name in zipfile.ZipFile(wheel).namelist()}
+    assert {top for top in tops if not top.endswith(".dist-info")} == {"cardarena"}
 
 
 def test_the_guides_ci_snippet_runs_as_written_against_the_built_wheel(wheel, venv, tmp_path):
@@ -123,7 +132,7 @@ def test_the_guides_ci_snippet_runs_as_written_against_the_built_wheel(wheel, ve
     assert "PASS: mybot played" in done.stdout
     report = (bot / "cardarena-check.xml").read_text()
     assert 'failures="0"' in report and "<testcase" in report
-    installed_path("__import__('runner').__file__", venv, tmp_path)
+    installed_path("__import__('cardarena').__file__", venv, tmp_path)
 
 
 def test_run_check_and_play_work_from_the_wheel_in_an_empty_directory(wheel, venv, tmp_path):
@@ -131,7 +140,7 @@ def test_run_check_and_play_work_from_the_wheel_in_an_empty_directory(wheel, ven
     empty = tmp_path / "empty"
     empty.mkdir()
     install(wheel, venv, empty)
-    samples = installed_path("__import__('runner.samples').samples.SAMPLE_BOTS", venv, empty)
+    samples = installed_path("__import__('cardarena.samples').samples.SAMPLE_BOTS", venv, empty)
 
     # the packaged sample league as it is, one deal per table to stay quick
     done = step(["cardarena", "run", "--deals", "1"], empty, venv)
@@ -151,7 +160,7 @@ def test_run_check_and_play_work_from_the_wheel_in_an_empty_directory(wheel, ven
 
 def test_a_dask_run_works_from_the_wheel(wheel, venv, tmp_path):
     """`run --executor dask` from the installed wheel: its workers start portion hosts (fresh
-    interpreters, runner.tournament.host) that must import the installed cardarena, not this tree."""
+    interpreters, cardarena.tournament.host) that must import the installed cardarena, not this tree."""
     pytest.importorskip("distributed", reason="Dask is not installed (pip install 'cardarena[dask]'; .ci/run does)")
     empty = tmp_path / "empty"
     empty.mkdir()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import re
 
-from runner.tournament.progress import Progress
+from cardarena.tournament.progress import Progress
 
 
 class Clock:

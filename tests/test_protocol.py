@@ -11,10 +11,10 @@ from pathlib import Path
 import msgpack
 import pytest
 
-from protocol import PROTOCOL_VERSION
-from protocol.bot import RandomBot, read_message, serve, write_message
-from protocol.framing import FrameError, FrameReader, decode_body, encode
-from protocol.messages import BOT_MESSAGES, REFEREE_MESSAGES, ProtocolViolation, check_hello, check_message
+from cardarena.protocol import PROTOCOL_VERSION
+from cardarena.protocol.bot import RandomBot, read_message, serve, write_message
+from cardarena.protocol.framing import FrameError, FrameReader, decode_body, encode
+from cardarena.protocol.messages import BOT_MESSAGES, REFEREE_MESSAGES, ProtocolViolation, check_hello, check_message
 
 PROTOCOL_MD = Path(__file__).resolve().parent.parent / "protocol" / "PROTOCOL.md"
 

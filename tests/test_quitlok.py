@@ -13,9 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from protocol.actions import random_action
-from runner.games.base import IllegalAction, OptionError
-from runner.games.quitlok import FULL_DECK, GAME, hand_value
+from cardarena.protocol.actions import random_action
+from cardarena.games.base import IllegalAction, OptionError
+from cardarena.games.quitlok import FULL_DECK, GAME, hand_value
 
 PLAYERS = 5
 

@@ -9,7 +9,7 @@ import random
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from runner.ratings import (
+from cardarena.ratings import (
     ELO_PER_NAT,
     RatingError,
     comparisons_from_ranks,

@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from runner.games import get_game
-from runner.referee.faults import BotFault
-from runner.referee.match import Match, ranks_with_faults
-from runner.referee import sandbox
-from runner.referee.sandbox import SandboxSettings
-from runner.referee.process import LOG_CAPPED_NOTE, BotProcess, BotSpec, Limits, append_capped, open_pidfd
-from runner.games.base import Result
+from cardarena.games import get_game
+from cardarena.referee.faults import BotFault
+from cardarena.referee.match import Match, ranks_with_faults
+from cardarena.referee import sandbox
+from cardarena.referee.sandbox import SandboxSettings
+from cardarena.referee.process import LOG_CAPPED_NOTE, BotProcess, BotSpec, Limits, append_capped, open_pidfd
+from cardarena.games.base import Result
 from tests.conftest import ZOO, random_bot, zoo_bot
 
 KNOCK_RUMMY = get_game("knock-rummy")

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from runner.cli import main
-from runner.ratings import Z95, elo_of_score, expected_score, score_interval, score_superiority
-from runner.report import head_to_head, leaderboards, render
-from runner.tournament.store import ResultStore
+from cardarena.cli import main
+from cardarena.ratings import Z95, elo_of_score, expected_score, score_interval, score_superiority
+from cardarena.report import head_to_head, leaderboards, render
+from cardarena.tournament.store import ResultStore
 
 
 def record(game_id: str, seats: list[str], ranks: list[int], seed: int, game: str = "casino",

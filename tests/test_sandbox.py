@@ -20,14 +20,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from runner.cli import main
-from runner.games import get_game
-from runner.manifest import load_manifest
-from runner.referee import sandbox
-from runner.referee.faults import BotFault
-from runner.referee.match import Match
-from runner.referee.process import BotProcess, BotSpec, Limits
-from runner.referee.sandbox import NOBODY, SandboxError, SandboxSettings
+from cardarena.cli import main
+from cardarena.games import get_game
+from cardarena.manifest import load_manifest
+from cardarena.referee import sandbox
+from cardarena.referee.faults import BotFault
+from cardarena.referee.match import Match
+from cardarena.referee.process import BotProcess, BotSpec, Limits
+from cardarena.referee.sandbox import NOBODY, SandboxError, SandboxSettings
 from tests.conftest import RANDOM_BOT, ROOT, ZOO, random_bot, zoo_bot
 from tests.test_referee import running
 
@@ -200,7 +200,7 @@ def test_a_setsid_escapee_is_gone_after_the_game(mode):
 def test_a_bot_that_signals_its_parent_cannot_stop_the_run(mode, tmp_path):
     needs_bwrap(mode, "a bot running as the organiser's user in the referee's PID namespace can signal it")
     signaller = f"signaller={sys.executable} {ZOO / 'parent_signaller.py'}"
-    args = ["-m", "runner.cli", "run", "--bot", signaller, "--bot", f"random={sys.executable} {RANDOM_BOT}",
+    args = ["-m", "cardarena.cli", "run", "--bot", signaller, "--bot", f"random={sys.executable} {RANDOM_BOT}",
             "--game", "knock-rummy", "--deals", "1", "--jobs", "1", "--out", str(tmp_path / "r.sqlite"),
             "--sandbox", mode]
     result = subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=120, cwd=ROOT,
@@ -213,8 +213,8 @@ def test_a_bot_dies_with_a_killed_referee(tmp_path):
     """PR_SET_PDEATHSIG without bubblewrap (and --die-with-parent with it): SIGKILL the referee,
     and the bot, busy in a long decision, goes too."""
     token = f"{7200 + uuid.uuid4().int % 10**6 / 10**6:.6f}"
-    script = (f"from runner.referee.process import BotProcess, BotSpec, Limits\n"
-              f"from runner.referee.sandbox import SandboxSettings\n"
+    script = (f"from cardarena.referee.process import BotProcess, BotSpec, Limits\n"
+              f"from cardarena.referee.sandbox import SandboxSettings\n"
               f"import sys\n"
               f"for mode in sys.argv[1:]:\n"
               f"    BotProcess(BotSpec('sleeper', ('sleep', '{token}')), Limits(sandbox=SandboxSettings(mode=mode))).spawn()\n"
@@ -265,8 +265,8 @@ def test_escapees_of_a_killed_referee_are_killed_by_the_next_referee(tmp_path):
     named for that referee, and the next referee of this PID namespace kills them and removes the cgroups."""
     cgroup_or_skip("pids")
     token = f"{5400 + uuid.uuid4().int % 10**6 / 10**6:.6f}"
-    script = (f"from runner.referee.process import BotProcess, BotSpec, Limits\n"
-              f"from runner.referee.sandbox import SandboxSettings\n"
+    script = (f"from cardarena.referee.process import BotProcess, BotSpec, Limits\n"
+              f"from cardarena.referee.sandbox import SandboxSettings\n"
               f"spec = BotSpec('escaper', ({sys.executable!r}, 'setsid_escapee.py', '--token', '{token}'), cwd={str(ZOO)!r})\n"
               f"BotProcess(spec, Limits(sandbox=SandboxSettings(mode='none'))).start()\n"
               f"print('started', flush=True)\n"

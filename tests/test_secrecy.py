@@ -30,7 +30,7 @@ SMALL = ("--game", "casino", "--game", "knock-rummy", "--timeout", "10", "--hand
 
 
 def cardarena(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "runner.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "cardarena.cli", *args], capture_output=True, text=True,
                           timeout=120, cwd=ROOT)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.tournament.store import ResultStore, salvage
+from cardarena.tournament.store import ResultStore, salvage
 from tests.test_tournament import ROOT, bot, cardarena
 
 ZOO = ROOT / "tests" / "zoo"

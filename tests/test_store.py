@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from runner.cli import main
-from runner.tournament.store import ResultStore, StoreError, salvage
+from cardarena.cli import main
+from cardarena.tournament.store import ResultStore, StoreError, salvage
 from tests.conftest import RANDOM_BOT
 
 GAMES = 300

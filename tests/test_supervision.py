@@ -21,9 +21,9 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from runner.cli import main
-from runner.tournament.execute import stall_limit
-from runner.referee.process import BotSpec, Limits
+from cardarena.cli import main
+from cardarena.tournament.execute import stall_limit
+from cardarena.referee.process import BotSpec, Limits
 from tests.conftest import RANDOM_BOT, ROOT, ZOO
 from tests.test_tournament import cardarena, leaderboard_json, stored_games
 
@@ -123,7 +123,7 @@ def test_run_disqualifies_saboteurs_and_a_resumed_run_matches_an_undisturbed_one
     assert done.stderr.count("while it waited on o") == 1
 
     resumed = tmp_path / "resumed.sqlite"
-    runner = subprocess.Popen([sys.executable, "-m", "runner.cli", *hostile_run(resumed, tmp_path / "marker-2")],
+    runner = subprocess.Popen([sys.executable, "-m", "cardarena.cli", *hostile_run(resumed, tmp_path / "marker-2")],
                               cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     recorded = 0

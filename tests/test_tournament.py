@@ -18,12 +18,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from runner.cli import main
-from runner.games import all_games
-from runner.tournament.league import SAMPLE_LEAGUE, build_league, read_league_file
-from runner.tournament.schedule import schedule
-from runner.tournament.store import ResultStore, StoreError
-from runner.referee.process import LOG_CAPPED_NOTE
+from cardarena.cli import main
+from cardarena.games import all_games
+from cardarena.tournament.league import SAMPLE_LEAGUE, build_league, read_league_file
+from cardarena.tournament.schedule import schedule
+from cardarena.tournament.store import ResultStore, StoreError
+from cardarena.referee.process import LOG_CAPPED_NOTE
 
 ROOT = Path(__file__).resolve().parent.parent
 RANDOM_BOT = ROOT / "sample_bots" / "random" / "bot.py"
@@ -45,7 +45,7 @@ def run_args(out: Path, bots: tuple[str, ...] = ("a", "b", "c"), deals: int = 2,
 
 
 def cardarena(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "runner.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "cardarena.cli", *args], capture_output=True, text=True,
                           timeout=timeout, cwd=ROOT)
 
 
@@ -115,7 +115,7 @@ def test_replay_checks_a_recorded_game_against_the_engine(finished, tmp_path):
 
 def test_a_run_killed_part_way_and_resumed_equals_an_uninterrupted_run(finished, tmp_path):
     out = tmp_path / "killed.sqlite"
-    runner = subprocess.Popen([sys.executable, "-m", "runner.cli", *run_args(out, deals=4)], cwd=ROOT,
+    runner = subprocess.Popen([sys.executable, "-m", "cardarena.cli", *run_args(out, deals=4)], cwd=ROOT,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     recorded = 0
@@ -290,7 +290,7 @@ def test_a_new_results_file_starts_with_fresh_logs_and_the_stale_ones_are_kept_a
 
 
 def test_stale_logs_that_cannot_be_moved_aside_are_a_store_error_saying_what_to_do(tmp_path, monkeypatch):
-    from runner.tournament.commands import _set_aside_stale_logs
+    from cardarena.tournament.commands import _set_aside_stale_logs
     (tmp_path / "t.logs").mkdir()
     (tmp_path / "t.logs" / "a.stderr.log").write_text("earlier\n")
 

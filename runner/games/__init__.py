@@ -9,7 +9,7 @@ import importlib
 import pkgutil
 from functools import cache
 
-from runner.games.base import Game, OptionError
+from cardarena.games.base import Game, OptionError
 
 
 @cache

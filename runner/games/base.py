@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Mapping, Sequence
 
-from protocol.actions import find_legal
+from cardarena.protocol.actions import find_legal
 
 Action = dict[str, Any]
 Event = dict[str, Any]

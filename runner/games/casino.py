@@ -13,9 +13,9 @@ import random
 from functools import lru_cache
 from typing import Any, Callable, Mapping, Sequence
 
-from runner import cards
-from runner.cards import NAME, RANK, SUIT
-from runner.games.base import Action, Event, Game, GameSpec, GameState, Option, OptionError, Result, check_deck
+from cardarena import cards
+from cardarena.cards import NAME, RANK, SUIT
+from cardarena.games.base import Action, Event, Game, GameSpec, GameState, Option, OptionError, Result, check_deck
 
 HAND_SIZE = 4
 TABLE_DEAL = 4

@@ -12,7 +12,7 @@ from functools import cache, lru_cache
 from itertools import combinations, product
 from typing import Any, Mapping, Sequence
 
-from runner.games.base import Action, Event, Game, GameSpec, GameState, Option, Result, check_deck
+from cardarena.games.base import Action, Event, Game, GameSpec, GameState, Option, Result, check_deck
 
 RANKS = ("A", "3", "4", "5", "J", "H", "K")
 SUITS = ("o", "c", "e", "b")  # oros (coins), copas (cups), espadas (swords), bastos (batons)

@@ -1,6 +1,6 @@
 """Knock Rummy: draw, discard or knock; least deadwood wins the stakes (rules: knock_rummy.md).
 
-One game is one round. Cards are ints (see `runner.cards`); hands are kept sorted. The minimum
+One game is one round. Cards are ints (see `cardarena.cards`); hands are kept sorted. The minimum
 deadwood is an exact search over every set and run of the hand, memoised on the hand's card
 bitmask, and is only computed when the round ends.
 """
@@ -12,8 +12,8 @@ import random
 from fractions import Fraction
 from typing import Any, Mapping, Sequence
 
-from runner.cards import DECK, NAME, RANK
-from runner.games.base import (
+from cardarena.cards import DECK, NAME, RANK
+from cardarena.games.base import (
     Action, Event, Game, GameError, GameSpec, GameState, IllegalAction, Option, OptionError, Result,
     check_deck, score_to_wire,
 )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from typing import Any, Mapping, Sequence
 
-from runner.games.base import (
+from cardarena.games.base import (
     Action, Event, Game, GameError, GameSpec, GameState, IllegalAction, Option, OptionError, Result,
     check_deck,
 )

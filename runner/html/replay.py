@@ -11,10 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping
 
-from protocol.actions import find_legal
-from runner.games import get_game
-from runner.games.base import GameError, score_to_wire
-from runner.html import esc, neutralise, pack, page
+from cardarena.protocol.actions import find_legal
+from cardarena.games import get_game
+from cardarena.games.base import GameError, score_to_wire
+from cardarena.html import esc, neutralise, pack, page
 
 #: fault fields shown by the viewer (the record may hold more: evidence bytes, stderr)
 FAULT_FIELDS = ("bot", "kind", "seat", "decision", "detail")

@@ -19,13 +19,13 @@ from urllib.parse import quote
 
 import click
 
-from runner.games.base import GameError
-from runner.html import esc, page, plain_text, write_assets
-from runner.html.replay import replay_data, replay_page
-from runner.ratings import RatingError, comparisons_from_ranks, rate, tally
-from runner.report import Board, leaderboards
-from runner.tournament.commands import MAX_BOOTSTRAP, _parse_anchor
-from runner.tournament.store import ResultStore, StoreError, StoredGame
+from cardarena.games.base import GameError
+from cardarena.html import esc, page, plain_text, write_assets
+from cardarena.html.replay import replay_data, replay_page
+from cardarena.ratings import RatingError, comparisons_from_ranks, rate, tally
+from cardarena.report import Board, leaderboards
+from cardarena.tournament.commands import MAX_BOOTSTRAP, _parse_anchor
+from cardarena.tournament.store import ResultStore, StoreError, StoredGame
 
 CHECKPOINTS = 8  # refits of the ratings as games accumulate (the convergence plot)
 FAULT_DETAILS = 20  # faults per bot shown with their full evidence; the rest one line each

@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 from urllib.parse import quote
 
-from protocol.actions import find_legal, is_range, random_action, same_value
-from protocol.framing import FrameError, FrameReader, decode_body
-from protocol.messages import ProtocolViolation, brief, check_message
-from runner.games.base import Game, Result
-from runner.referee.faults import BotFault, Fault
-from runner.referee.process import BotProcess, BotSpec, Limits
+from cardarena.protocol.actions import find_legal, is_range, random_action, same_value
+from cardarena.protocol.framing import FrameError, FrameReader, decode_body
+from cardarena.protocol.messages import ProtocolViolation, brief, check_message
+from cardarena.games.base import Game, Result
+from cardarena.referee.faults import BotFault, Fault
+from cardarena.referee.process import BotProcess, BotSpec, Limits
 
 UNSOLICITED_GRACE = 0.05  # seconds the last decider has to read its game_end before its pipe is looked at
 

@@ -26,11 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from protocol import PROTOCOL_VERSION
-from protocol.framing import DEFAULT_MAX_FRAME, FrameError, FrameReader, decode_body, encode, text_on_stdout
-from protocol.messages import ProtocolViolation, check_hello
-from runner.referee.faults import BotFault, Fault
-from runner.referee.sandbox import Confinement, SandboxError, SandboxSettings, prepare, unconfined
+from cardarena.protocol import PROTOCOL_VERSION
+from cardarena.protocol.framing import DEFAULT_MAX_FRAME, FrameError, FrameReader, decode_body, encode, text_on_stdout
+from cardarena.protocol.messages import ProtocolViolation, check_hello
+from cardarena.referee.faults import BotFault, Fault
+from cardarena.referee.sandbox import Confinement, SandboxError, SandboxSettings, prepare, unconfined
 
 REFEREE_NAME = "cardarena"
 STDERR_TAIL = 2048  # bytes of a bot's latest stderr kept for fault reports

@@ -14,7 +14,8 @@ each `exec` the next, so no Python runs between fork and exec (no `preexec_fn`):
     the bot's own command
 
 The organiser's environment never reaches the bot: it gets PATH, LANG/LC_*/TZ, a private HOME
-and TMPDIR, PYTHONPATH naming the referee's `protocol` package (the Python SDK), and the
+and TMPDIR, PYTHONPATH naming the referee's `cardarena` package (the Python SDK and the game
+engines, read-only) and the stub that names the SDK's old import, and the
 variables its bot.toml sets (`env`) or asks for (`pass_env`, only names the organiser allows).
 """
 
@@ -26,6 +27,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -34,13 +36,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-import protocol
+import cardarena
+import cardarena.protocol
 
 AUTO, BWRAP, NONE = "auto", "bwrap", "none"
 SANDBOX_MODES = (AUTO, BWRAP, NONE)
 NOBODY = 65534  # the unprivileged uid and gid a bot runs as when the organiser is root
 BOT_HOME = "/home/bot"  # HOME inside the sandbox (a private tmpfs)
-SDK_ROOT = "/opt/cardarena"  # the referee's `protocol` package is visible read-only at SDK_ROOT/protocol
+SDK_ROOT = "/opt/cardarena"  # the `cardarena` package a bot imports is SDK_ROOT/lib/cardarena (read-only)
+#: entries of the `cardarena` package a bot does not see: other bots, and the old-name stub (apart)
+SDK_HIDDEN = frozenset({"sample_bots", "moved"})
 #: system folders visible read-only inside the sandbox (symlinks, as on merged-/usr systems, are copied)
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 #: the only parts of /etc a bot sees: the dynamic loader's cache, users and groups, time zones, TLS roots
@@ -423,8 +428,10 @@ def prepare(command: Sequence[str], cwd: str | None, folder: str | None, env: Se
             scratch = tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-")
             os.mkdir(os.path.join(scratch, "home"))
             os.mkdir(os.path.join(scratch, "tmp"))
+            sdk_root = os.path.join(scratch, "sdk")
+            _link_sdk(sdk_root)
             bot_env.update(HOME=os.path.join(scratch, "home"), TMPDIR=os.path.join(scratch, "tmp"),
-                           PYTHONPATH=_sdk_path(str(Path(protocol.__file__).parent.parent), bot_env))
+                           PYTHONPATH=_sdk_path(sdk_root, bot_env))
             setpriv = _tool("setpriv")
             inner = ([setpriv, "--pdeathsig", "KILL", "--"] if setpriv else []) + list(command)
             outer_env, workdir = bot_env, cwd
@@ -472,9 +479,35 @@ def unconfined(command: Sequence[str], cwd: str | None, settings: SandboxSetting
 
 
 def _sdk_path(root: str, bot_env: dict[str, str]) -> str:
-    """PYTHONPATH: the folder holding the referee's `protocol` package, then the bot's own entries."""
+    """PYTHONPATH: the folder holding the bot's view of `cardarena`, the old-name stub's folder,
+    then the bot's own entries."""
     own = bot_env.pop("PYTHONPATH", "")
-    return f"{root}:{own}" if own else root
+    sdk = f"{root}/lib:{root}/moved"
+    return f"{sdk}:{own}" if own else sdk
+
+
+def sdk_entries() -> dict[str, str]:
+    """What a bot sees of the `cardarena` package, as name -> path: every entry of the package's
+    folder (the engines, cards, ...) and the SDK as `protocol`, wherever each lives (an installed
+    wheel has one folder; a source tree maps `protocol/` into the package), less `SDK_HIDDEN`."""
+    package = Path(cardarena.__file__).resolve().parent
+    entries = {entry.name: str(entry) for entry in package.iterdir() if entry.name not in SDK_HIDDEN}
+    entries["protocol"] = str(Path(cardarena.protocol.__file__).resolve().parent)
+    return entries
+
+
+def _moved_stub() -> str:
+    """The folder whose `protocol` package fails with the SDK's new import name."""
+    return str(Path(cardarena.__file__).resolve().parent / "moved")
+
+
+def _link_sdk(root: str) -> None:
+    """Without bubblewrap: the bot's view of `cardarena` as a folder of links under `root`."""
+    package = os.path.join(root, "lib", "cardarena")
+    os.makedirs(package)
+    for name, path in sdk_entries().items():
+        os.symlink(path, os.path.join(package, name))
+    os.symlink(_moved_stub(), os.path.join(root, "moved"))
 
 
 def _bot_env(env: Sequence[tuple[str, str]], pass_env: Sequence[str], settings: SandboxSettings) -> dict[str, str]:
@@ -590,13 +623,15 @@ def _bwrap_command(command: Sequence[str], cwd: str | None, folder: str | None, 
     mounts.add("--dev", None, "/dev")
     mounts.add("--tmpfs", None, "/tmp", perms="1777", size=settings.disk_mb * _MIB)
     mounts.add("--tmpfs", None, BOT_HOME, perms="0777" if root else "0700", size=settings.disk_mb * _MIB)
-    interpreter, sdk = _interpreter_dirs(), str(Path(protocol.__file__).resolve().parent)
+    interpreter, sdk = _interpreter_dirs(), sdk_entries()
     own = visible_folders(command, cwd, folder)
     if root:
-        _check_readable_by_nobody([*interpreter, sdk, *own])
+        _check_readable_by_nobody([*interpreter, *sdk.values(), *own])
     for path in interpreter:
         mounts.add("--ro-bind", path, path)
-    mounts.add("--ro-bind", sdk, f"{SDK_ROOT}/protocol")
+    for name, path in sorted(sdk.items()):
+        mounts.add("--ro-bind", path, f"{SDK_ROOT}/lib/cardarena/{name}")
+    mounts.add("--ro-bind", _moved_stub(), f"{SDK_ROOT}/moved")
     for path in own:
         mounts.add("--ro-bind", path, path)
     workdir = str(Path(cwd).resolve()) if cwd is not None else os.getcwd()
@@ -618,10 +653,11 @@ def _bwrap_command(command: Sequence[str], cwd: str | None, folder: str | None, 
 
 
 def _check_readable_by_nobody(folders: list[str]) -> None:
-    """SandboxError when the unprivileged bot could not read a folder it needs (mode 0700, say)."""
+    """SandboxError when the unprivileged bot could not read a folder (or file) it needs (mode 0700, say)."""
     for path in folders:
         mode = os.stat(path).st_mode
-        if mode & 0o005 != 0o005:
+        needed = 0o005 if stat.S_ISDIR(mode) else 0o004
+        if mode & needed != needed:
             raise SandboxError(f"the bot runs as uid {NOBODY} (nobody), which cannot read {path} "
                                f"(mode {mode & 0o777:04o}): make it readable by others (chmod -R o+rX), "
                                "or use --sandbox none")

@@ -19,25 +19,25 @@ from typing import Any, Iterable, Sequence
 
 import click
 
-from protocol.actions import find_legal
-from runner.console import ArgumentError, Seconds, check_writable_file, describe, pass_env_option, require_sandbox, sandbox_option
-from runner.cores import PINNING_UNAVAILABLE, can_pin
-from runner.games import get_game
-from runner.games.base import GameError, OptionError, score_to_wire
-from runner.html.replay import write_replay_page
-from runner.fault_list import fault_counts, summary_lines
-from runner.referee.faults import BotFault, Fault, printable, telling_lines
-from runner.referee.process import BotProcess, BotSpec, Limits
-from runner.ratings import RatingError
-from runner.report import FORMATS, leaderboards, render
-from runner.tournament.execute import (ExecutionError, Executor, FinishedGame, FinishedMatch, LocalExecutor, Lost,
+from cardarena.protocol.actions import find_legal
+from cardarena.console import ArgumentError, Seconds, check_writable_file, describe, pass_env_option, require_sandbox, sandbox_option
+from cardarena.cores import PINNING_UNAVAILABLE, can_pin
+from cardarena.games import get_game
+from cardarena.games.base import GameError, OptionError, score_to_wire
+from cardarena.html.replay import write_replay_page
+from cardarena.fault_list import fault_counts, summary_lines
+from cardarena.referee.faults import BotFault, Fault, printable, telling_lines
+from cardarena.referee.process import BotProcess, BotSpec, Limits
+from cardarena.ratings import RatingError
+from cardarena.report import FORMATS, leaderboards, render
+from cardarena.tournament.execute import (ExecutionError, Executor, FinishedGame, FinishedMatch, LocalExecutor, Lost,
                                        WorkerLost, supervised)
-from runner.tournament.league import SAMPLE_LEAGUE, League, LeagueError, build_league, read_league_file
-from runner.tournament.progress import Progress
-from runner.tournament.schedule import (FORMATS as SCHEDULE_FORMATS, GAUNTLET, PlannedMatch, ScheduleError,
+from cardarena.tournament.league import SAMPLE_LEAGUE, League, LeagueError, build_league, read_league_file
+from cardarena.tournament.progress import Progress
+from cardarena.tournament.schedule import (FORMATS as SCHEDULE_FORMATS, GAUNTLET, PlannedMatch, ScheduleError,
                                         schedule, sprt_schedule)
-from runner.tournament.sprt import H0, H1, DuplicateSets, SequentialTest, SprtError, parse_sprt
-from runner.tournament.store import ResultStore, StoreError, StoredGame, merged_games, salvage as salvage_store
+from cardarena.tournament.sprt import H0, H1, DuplicateSets, SequentialTest, SprtError, parse_sprt
+from cardarena.tournament.store import ResultStore, StoreError, StoredGame, merged_games, salvage as salvage_store
 
 RESULTS_DIR = Path("results")
 EXECUTORS = ("local", "dask")
@@ -499,7 +499,7 @@ def _executor(league: League, kind: str, jobs: int | None, pin_cores: bool | Non
     if kind == "local":
         return LocalExecutor(jobs, pin, log_root=log_root)
     try:
-        from runner.tournament.dask_executor import DaskExecutor
+        from cardarena.tournament.dask_executor import DaskExecutor
     except ModuleNotFoundError as error:
         if error.name not in ("dask", "distributed"):
             raise

@@ -30,12 +30,12 @@ from functools import partial
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
-from runner.cores import pin_to_core, usable_cores
-from runner.games import get_game
-from runner.referee.faults import Fault
-from runner.referee.match import GameRecord, Match, Observer
-from runner.referee.process import BotSpec, Limits
-from runner.tournament.schedule import PlannedMatch
+from cardarena.cores import pin_to_core, usable_cores
+from cardarena.games import get_game
+from cardarena.referee.faults import Fault
+from cardarena.referee.match import GameRecord, Match, Observer
+from cardarena.referee.process import BotSpec, Limits
+from cardarena.tournament.schedule import PlannedMatch
 
 _POLL_SECONDS = 0.1  # how often the supervisor looks at its workers' state and progress
 STALL_MARGIN = 5.0  # seconds beyond its longest bounded wait before a silent worker is taken for stuck

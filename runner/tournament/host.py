@@ -22,16 +22,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Iterator, Mapping
 
-from runner.games import all_games
-from runner.referee.match import GameRecord
-from runner.referee.process import BotSpec, Limits
-from runner.tournament.execute import (ExecutionError, FinishedGame, LocalExecutor, become_worker, describe_exit,
+from cardarena.games import all_games
+from cardarena.referee.match import GameRecord
+from cardarena.referee.process import BotSpec, Limits
+from cardarena.tournament.execute import (ExecutionError, FinishedGame, LocalExecutor, become_worker, describe_exit,
                                        read_message, send_message)
-from runner.tournament.schedule import PlannedMatch
+from cardarena.tournament.schedule import PlannedMatch
 
 #: The host's command line: the parent's pid, then the parent's import path, which the host takes as
 #: its own (as multiprocessing's spawn does), so it imports the same cardarena however that was found.
-_BOOT = "import sys; sys.path[:] = sys.argv[2:]; from runner.tournament.host import serve; serve(int(sys.argv[1]))"
+_BOOT = "import sys; sys.path[:] = sys.argv[2:]; from cardarena.tournament.host import serve; serve(int(sys.argv[1]))"
 STOP_SECONDS = 30.0  # how long a stopped host may take to shut its portion's bots down before it is killed
 
 

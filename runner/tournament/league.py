@@ -46,13 +46,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from runner.games import all_games, get_game
-from runner.games.base import OptionError
-from runner.manifest import MANIFEST_NAME, Entrant, ManifestError, entrant_from_command, load_manifest
-from runner.referee.process import Limits, check_seconds
-from runner.samples import SAMPLE_BOTS
-from runner.referee.sandbox import AUTO, SandboxSettings
-from runner.tournament.schedule import (
+from cardarena.games import all_games, get_game
+from cardarena.games.base import OptionError
+from cardarena.manifest import MANIFEST_NAME, Entrant, ManifestError, entrant_from_command, load_manifest
+from cardarena.referee.process import Limits, check_seconds
+from cardarena.samples import SAMPLE_BOTS
+from cardarena.referee.sandbox import AUTO, SandboxSettings
+from cardarena.tournament.schedule import (
     DEFAULT_PLAYERS,
     FORMATS,
     GAUNTLET,
@@ -65,7 +65,7 @@ from runner.tournament.schedule import (
     sprt_rounds,
     sprt_tables,
 )
-from runner.tournament.sprt import SprtError, SprtSettings, sprt_settings
+from cardarena.tournament.sprt import SprtError, SprtSettings, sprt_settings
 
 SAMPLE_LEAGUE = SAMPLE_BOTS / "league.toml"
 _KEYS = {"name", "seed", "deal_seed", "bots", "games", "deals", "format", "challengers", "max_tables",

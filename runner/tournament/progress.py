@@ -15,7 +15,7 @@ from typing import Any, Callable, TextIO
 
 from tqdm import tqdm
 
-from runner.ratings import Tally, comparisons_from_ranks, fit, tally
+from cardarena.ratings import Tally, comparisons_from_ranks, fit, tally
 
 EVERY_SECONDS = 60.0
 LINES_PER_RUN = 20  # without the clock, a line every twentieth of the run

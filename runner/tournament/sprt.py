@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from runner.ratings import elo_of_score, expected_score, score_interval
+from cardarena.ratings import elo_of_score, expected_score, score_interval
 
 H0 = "H0"
 H1 = "H1"

@@ -10,7 +10,7 @@ import traceback
 from typing import Any, Callable
 
 from heuristic_bot import casino, cuajo, knock_rummy, quitlok
-from protocol.bot import Action, Bot, View, find_legal, random_action, run
+from cardarena.protocol.bot import Action, Bot, View, find_legal, random_action, run
 
 Strategy = Callable[[View, list[Action], random.Random], Action]
 

@@ -5,7 +5,7 @@ Usage: python bot.py [--seed N]
 
 import argparse
 
-from protocol.bot import RandomBot, run
+from cardarena.protocol.bot import RandomBot, run
 
 
 def main() -> None:

@@ -18,10 +18,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from runner.cards import parse  # noqa: E402
-from runner.games import casino  # noqa: E402
-from protocol.actions import random_action  # noqa: E402
-from runner.games.casino import GAME, Build  # noqa: E402
+from cardarena.cards import parse  # noqa: E402
+from cardarena.games import casino  # noqa: E402
+from cardarena.protocol.actions import random_action  # noqa: E402
+from cardarena.games.casino import GAME, Build  # noqa: E402
 
 SMALL_CARDS = [f"{rank}{suit}" for rank in ("A", "2", "3", "4", "5") for suit in "CDHS"]
 

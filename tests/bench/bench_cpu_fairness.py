@@ -19,10 +19,10 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
-from runner.games import get_game
-from runner.referee import sandbox
-from runner.referee.match import Match, log_file_name
-from runner.referee.process import BotSpec, Limits
+from cardarena.games import get_game
+from cardarena.referee import sandbox
+from cardarena.referee.match import Match, log_file_name
+from cardarena.referee.process import BotSpec, Limits
 from tests.conftest import zoo_bot
 
 GAME = get_game("knock-rummy")

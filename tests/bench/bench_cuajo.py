@@ -13,8 +13,8 @@ import random
 import sys
 import time
 
-from runner.games import cuajo
-from runner.games.cuajo import COPIES, TYPES, completing_cards, counts_of, is_complete
+from cardarena.games import cuajo
+from cardarena.games.cuajo import COPIES, TYPES, completing_cards, counts_of, is_complete
 
 CACHED = (cuajo._rank_splits, cuajo._middle_complete, cuajo._high_complete)
 

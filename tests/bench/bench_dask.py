@@ -25,12 +25,12 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from runner.referee.process import Limits
-from runner.tournament.dask_executor import DaskExecutor
-from runner.tournament.execute import Executor, FinishedGame, LocalExecutor
-from runner.tournament.league import SAMPLE_LEAGUE, build_league, read_league_file
-from runner.tournament.schedule import schedule
-from runner.tournament.store import ResultStore
+from cardarena.referee.process import Limits
+from cardarena.tournament.dask_executor import DaskExecutor
+from cardarena.tournament.execute import Executor, FinishedGame, LocalExecutor
+from cardarena.tournament.league import SAMPLE_LEAGUE, build_league, read_league_file
+from cardarena.tournament.schedule import schedule
+from cardarena.tournament.store import ResultStore
 from tests.test_dask import Cluster, children, start_cluster
 
 _TICKS = os.sysconf("SC_CLK_TCK")

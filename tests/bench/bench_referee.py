@@ -20,9 +20,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from runner.games import get_game
-from runner.referee.match import Match
-from runner.referee.process import BotProcess, BotSpec, Limits
+from cardarena.games import get_game
+from cardarena.referee.match import Match
+from cardarena.referee.process import BotProcess, BotSpec, Limits
 from tests.bench.engine_rate import knock_rummy_rate, openspiel_gin_rummy_rate
 
 HERE = Path(__file__).resolve().parent
@@ -35,7 +35,7 @@ PLACEMENTS = {"same core": ({0}, {0}), "different cores": ({0}, {1})}  # (refere
 def decision_messages(count: int = 200) -> list[dict]:
     """Decision requests exactly as the referee builds them, from seeded random playouts."""
     import random
-    from protocol.actions import random_action
+    from cardarena.protocol.actions import random_action
 
     rng, messages, seed = random.Random(0), [], 0
     while len(messages) < count:
@@ -107,7 +107,7 @@ def referee_cost(bots: list[BotSpec], placement: tuple[set, set] | None, seconds
 def engine_cost(seconds: float) -> float:
     """Seconds per decision of the engine work the referee does in-process: view, legal actions, apply."""
     import random
-    from protocol.actions import random_action
+    from cardarena.protocol.actions import random_action
 
     rng, decisions, seed = random.Random(0), 0, 0
     end = time.perf_counter() + seconds

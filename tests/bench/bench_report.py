@@ -15,8 +15,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from runner.cli import main
-from runner.html.report import replay_folder
+from cardarena.cli import main
+from cardarena.html.report import replay_folder
 from tests.random_results import write_random_results
 
 BOTS = ["alpha", "beta", "gamma", "delta", "epsilon"]

@@ -19,11 +19,11 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from runner.games import get_game
-from runner.manifest import load_manifest
-from runner.referee.match import Match
-from runner.referee.process import BotProcess, BotSpec, Limits
-from runner.referee.sandbox import SandboxSettings, bwrap_problem, prepare
+from cardarena.games import get_game
+from cardarena.manifest import load_manifest
+from cardarena.referee.match import Match
+from cardarena.referee.process import BotProcess, BotSpec, Limits
+from cardarena.referee.sandbox import SandboxSettings, bwrap_problem, prepare
 
 ROOT = Path(__file__).resolve().parents[2]
 GAME = get_game("knock-rummy")

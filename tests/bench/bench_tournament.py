@@ -17,13 +17,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from runner.games import all_games
-from runner.ratings import comparisons_from_ranks, rate
-from runner.referee.process import Limits
-from runner.tournament.execute import FinishedGame, LocalExecutor
-from runner.tournament.league import SAMPLE_LEAGUE, build_league, read_league_file
-from runner.tournament.schedule import schedule
-from runner.tournament.store import ResultStore
+from cardarena.games import all_games
+from cardarena.ratings import comparisons_from_ranks, rate
+from cardarena.referee.process import Limits
+from cardarena.tournament.execute import FinishedGame, LocalExecutor
+from cardarena.tournament.league import SAMPLE_LEAGUE, build_league, read_league_file
+from cardarena.tournament.schedule import schedule
+from cardarena.tournament.store import ResultStore
 
 RATED_GAMES = 100_000
 

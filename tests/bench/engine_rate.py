@@ -11,8 +11,8 @@ import random
 import sys
 import time
 
-from protocol.actions import random_action
-from runner.games.knock_rummy import GAME
+from cardarena.protocol.actions import random_action
+from cardarena.games.knock_rummy import GAME
 
 
 def knock_rummy_rate(seconds: float, players: int = 2) -> float:

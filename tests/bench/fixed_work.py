@@ -4,9 +4,9 @@ import random
 import sys
 import time
 
-from protocol.bot import read_message, write_message
-from protocol.actions import random_action
-from protocol import PROTOCOL_VERSION
+from cardarena.protocol.bot import read_message, write_message
+from cardarena.protocol.actions import random_action
+from cardarena.protocol import PROTOCOL_VERSION
 
 WORK = 1_000_000  # loop iterations per decision: some 40 ms of one core
 

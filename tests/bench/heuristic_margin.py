@@ -1,6 +1,6 @@
 """How clearly the heuristic sample bot beats the random one: win rate, scores and an Elo margin per game.
 
-Plays seeded games between real bot subprocesses through `runner.referee.match.Match`. Every seed is
+Plays seeded games between real bot subprocesses through `cardarena.referee.match.Match`. Every seed is
 played twice, with the seats swapped (heuristic in the even seats, then in the odd ones), so both
 bots get the same deals. In 4- and 5-player games the seats alternate heuristic and random, which
 puts the two bots in opposite Cuajo partnerships. Each game scores the heuristic by the pairwise
@@ -22,9 +22,9 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from runner.games import get_game
-from runner.referee.match import GameRecord, Match
-from runner.referee.process import BotSpec
+from cardarena.games import get_game
+from cardarena.referee.match import GameRecord, Match
+from cardarena.referee.process import BotSpec
 
 ROOT = Path(__file__).resolve().parents[2]
 HEURISTIC = ROOT / "sample_bots" / "heuristic" / "bot.py"

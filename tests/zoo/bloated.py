@@ -1,5 +1,5 @@
 import zoo
-from protocol.bot import write_message
+from cardarena.protocol.bot import write_message
 
 
 def action(message, extra):

@@ -1,8 +1,8 @@
 import random
 
 import zoo
-from protocol.actions import random_action
-from protocol.bot import write_message
+from cardarena.protocol.actions import random_action
+from cardarena.protocol.bot import write_message
 
 
 def chatty(out, message):

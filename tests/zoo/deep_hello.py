@@ -3,7 +3,7 @@
 import sys
 
 import zoo
-from protocol.bot import read_message
+from cardarena.protocol.bot import read_message
 
 read_message(sys.stdin.buffer)
 zoo.send_raw(sys.stdout.buffer, zoo.deep_frame({"type": "hello", "protocol": 1, "name": "deep", "version": "0"}))

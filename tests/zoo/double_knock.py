@@ -7,7 +7,7 @@ import argparse
 import random
 import sys
 
-from protocol.bot import read_message, write_message
+from cardarena.protocol.bot import read_message, write_message
 
 import zoo
 

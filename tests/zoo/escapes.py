@@ -2,7 +2,7 @@ import sys
 import time
 
 import zoo
-from protocol.bot import write_message
+from cardarena.protocol.bot import write_message
 
 CONTROL = "\x1b[2J\x1b]0;owned\x07\x00\x08\x7f\x9b31m\u202e\ufffe"
 

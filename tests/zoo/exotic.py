@@ -1,7 +1,7 @@
 import msgpack
 
 import zoo
-from protocol.framing import HEADER
+from cardarena.protocol.framing import HEADER
 
 
 def answer(out, message, action):

@@ -1,4 +1,4 @@
-from protocol.bot import write_message
+from cardarena.protocol.bot import write_message
 import zoo
 
 

@@ -6,8 +6,8 @@ import signal
 from pathlib import Path
 
 import zoo
-from protocol.actions import random_action
-from protocol.bot import write_message
+from cardarena.protocol.actions import random_action
+from cardarena.protocol.bot import write_message
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--marker", type=Path, required=True)

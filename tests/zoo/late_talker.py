@@ -9,7 +9,7 @@ import random
 import sys
 import time
 
-from protocol.bot import read_message, write_message
+from cardarena.protocol.bot import read_message, write_message
 
 import zoo
 

@@ -16,7 +16,7 @@ import tempfile
 import uuid
 from pathlib import Path
 
-from protocol.bot import RandomBot, run
+from cardarena.protocol.bot import RandomBot, run
 
 
 PROCESS = uuid.uuid4().hex  # names this process in the reports

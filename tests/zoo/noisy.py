@@ -2,8 +2,8 @@
 import random
 import sys
 
-from protocol.actions import random_action
-from protocol.bot import read_message, write_message
+from cardarena.protocol.actions import random_action
+from cardarena.protocol.bot import read_message, write_message
 
 NOISE = b"x" * 65535 + b"\n"
 rng = random.Random(0)

@@ -1,8 +1,8 @@
 import random
 
 import zoo
-from protocol.actions import is_range, random_action
-from protocol.bot import write_message
+from cardarena.protocol.actions import is_range, random_action
+from cardarena.protocol.bot import write_message
 
 
 def out_of_range(out, message):

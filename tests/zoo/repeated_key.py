@@ -1,5 +1,5 @@
 import zoo
-from protocol.framing import HEADER, encode
+from cardarena.protocol.framing import HEADER, encode
 
 
 def repeated(out, message):

@@ -9,9 +9,9 @@ Usage: python seed_cheater.py --league-seed N
 
 import argparse
 
-from protocol.bot import RandomBot, run
-from runner.games import get_game
-from runner.tournament.schedule import derive_seed
+from cardarena.protocol.bot import RandomBot, run
+from cardarena.games import get_game
+from cardarena.tournament.schedule import derive_seed
 
 
 class SeedCheater(RandomBot):

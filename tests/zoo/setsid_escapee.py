@@ -4,7 +4,7 @@ out of its process group, then plays random legal moves: they must not outlive t
 import argparse
 import subprocess
 
-from protocol.bot import RandomBot, run
+from cardarena.protocol.bot import RandomBot, run
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--token", required=True)

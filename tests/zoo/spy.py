@@ -11,7 +11,7 @@ import resource
 import socket
 import sys
 
-from protocol.bot import RandomBot, run
+from cardarena.protocol.bot import RandomBot, run
 
 
 def readable(path):

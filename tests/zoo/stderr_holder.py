@@ -4,7 +4,7 @@ plays random legal moves: the referee must not wait for that pipe to close when 
 import argparse
 import subprocess
 
-from protocol.bot import RandomBot, run
+from cardarena.protocol.bot import RandomBot, run
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--token", required=True)

@@ -8,10 +8,10 @@ import argparse
 import random
 import sys
 
-from protocol import PROTOCOL_VERSION
-from protocol.actions import random_action
-from protocol.bot import read_message, write_message
-from protocol.framing import HEADER, encode
+from cardarena.protocol import PROTOCOL_VERSION
+from cardarena.protocol.actions import random_action
+from cardarena.protocol.bot import read_message, write_message
+from cardarena.protocol.framing import HEADER, encode
 
 
 def say(text, status=None):

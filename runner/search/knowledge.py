@@ -1,0 +1,168 @@
+"""A seat's knowledge of one game, built from its own messages only, and deals sampled from it.
+
+**Consistent**, precisely: a full deal (the engine's deck order plus the options the deal depends
+on, such as the dealer) is consistent with what a seat has seen when playing the game's recorded
+public actions from it, in order, is legal at every step and gives this seat exactly the views
+(at each of its decisions, and now) and exactly the events (between two of its decisions) that it
+received. Every rule that makes a hidden card matter (a card seen to leave a hand was in it; a
+move was legal for the hidden hand that made it) is thereby a constraint, without listing it.
+
+`SeatKnowledge.sample` draws uniformly among the consistent deals: a game's `DealSampler`
+proposes deals uniformly from a set that contains every consistent deal (the cards the seat has
+seen where it saw them, the rest shuffled, plus whatever the game can rule out exactly), and
+`replay` keeps a proposal only when it is consistent. Rejection from a uniform superset is
+uniform on the subset; the game's sampler only makes acceptance likely.
+"""
+
+from __future__ import annotations
+
+import random
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any
+
+from cardarena.games import get_game
+from cardarena.games.base import Action, Event, Game, GameState
+from cardarena.protocol.actions import find_legal
+
+#: proposals tried before `sample` gives up (a sampler tuned for its game accepts far sooner)
+MAX_ATTEMPTS = 20_000
+
+
+class SamplingError(Exception):
+    """No consistent deal was found in the attempts allowed (or the transcript contradicts itself)."""
+
+
+@dataclass
+class Transcript:
+    """Everything one seat was told in one game, exactly as received, and its own answers."""
+
+    game_start: dict[str, Any]
+    decisions: list[dict[str, Any]] = field(default_factory=list)  # decision messages, in order
+    answers: list[Action] = field(default_factory=list)  # this seat's answer to each decision
+    game_end: dict[str, Any] | None = None
+
+    @property
+    def seat(self) -> int:
+        return self.game_start["seat"]
+
+    @property
+    def players(self) -> int:
+        return self.game_start["players"]
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return dict(self.game_start.get("options") or {})
+
+    def events(self) -> list[Event]:
+        """Every public event the seat has been told of, in order."""
+        told = [event for message in self.decisions for event in message["events"]]
+        if self.game_end is not None:
+            told += self.game_end["events"]
+        return told
+
+    def current_view(self) -> dict[str, Any] | None:
+        """The view of the seat's latest decision, or None before its first."""
+        return self.decisions[-1]["view"] if self.decisions else None
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A full deal to try: the deck order (wire forms, top card first) and the options that fix
+    the rest of the deal (the dealer, say), merged over the game's own options."""
+
+    deck: list[str]
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+class DealSampler(ABC):
+    """One game's part of sampling: which actions were played, and deals to propose."""
+
+    @abstractmethod
+    def actions(self, transcript: Transcript) -> list[tuple[int, Action]]:
+        """Every action applied so far (seat, action), in order, as the seat's messages tell it:
+        its own answers and the public events of the others' moves."""
+
+    @abstractmethod
+    def propose(self, transcript: Transcript, rng: random.Random) -> Proposal:
+        """A deal drawn uniformly from a set that holds every consistent deal."""
+
+
+def replay(game: Game, transcript: Transcript, proposal: Proposal,
+           actions: list[tuple[int, Action]]) -> GameState | None:
+    """The state reached by playing `actions` from `proposal`'s deal, or None unless the deal is
+    consistent with `transcript` (see the module's docstring)."""
+    seat = transcript.seat
+    options = {**transcript.options, **proposal.options}
+    state = game.new_state(transcript.players, options, deck=proposal.deck)
+    pending: list[Event] = []
+    asked = 0  # the seat's decisions matched so far
+    for mover, action in actions:
+        if state.is_over() or state.to_move() != mover:
+            return None
+        if mover == seat:
+            if not _matches(state, transcript, asked, pending):
+                return None
+            asked += 1
+            pending = []
+        if find_legal(state.legal_actions(), action) is None:
+            return None
+        pending += state.apply(action)
+    if transcript.game_end is not None:
+        return state if state.is_over() and pending == transcript.game_end["events"] else None
+    if asked < len(transcript.decisions):  # the seat's latest decision awaits its answer
+        if state.is_over() or state.to_move() != seat or not _matches(state, transcript, asked, pending):
+            return None
+    return state
+
+
+def _matches(state: GameState, transcript: Transcript, index: int, pending: list[Event]) -> bool:
+    """True when decision `index` of the transcript is what `state` shows the seat now."""
+    if index >= len(transcript.decisions):
+        return False
+    message = transcript.decisions[index]
+    return (message["events"] == pending and message["view"] == state.view(transcript.seat)
+            and message["legal"] == state.legal_actions())
+
+
+class SeatKnowledge:
+    """What one seat knows of one game: fed with exactly the messages it received, it returns
+    full states consistent with them, the hidden cards drawn uniformly among consistent deals."""
+
+    def __init__(self, game_start: dict[str, Any]):
+        from cardarena.search.registry import sampler_for
+
+        self.transcript = Transcript(game_start=game_start)
+        self.game = get_game(game_start["game"])
+        self.sampler = sampler_for(self.game.spec.name)
+
+    def observe(self, message: dict[str, Any]) -> None:
+        """Take a `decision` or `game_end` message, as the seat received it."""
+        kind = message.get("type")
+        if kind == "decision":
+            if len(self.transcript.answers) != len(self.transcript.decisions):
+                raise ValueError("a decision came before the answer to the previous one was recorded")
+            self.transcript.decisions.append(message)
+        elif kind == "game_end":
+            self.transcript.game_end = message
+        else:
+            raise ValueError(f"SeatKnowledge takes decision and game_end messages, not {kind!r}")
+
+    def answered(self, action: Action) -> None:
+        """Record this seat's answer to its latest decision (the action as sent)."""
+        if len(self.transcript.answers) != len(self.transcript.decisions) - 1:
+            raise ValueError("an answer was recorded without a decision waiting for it")
+        self.transcript.answers.append(action)
+
+    def sample(self, rng: random.Random, attempts: int = MAX_ATTEMPTS) -> GameState:
+        """A full state consistent with everything this seat observed (SamplingError if none is
+        found in `attempts` proposals). Its future randomness is drawn from `rng`."""
+        actions = self.sampler.actions(self.transcript)
+        for _ in range(attempts):
+            state = replay(self.game, self.transcript, self.sampler.propose(self.transcript, rng), actions)
+            if state is not None:
+                state.rng = random.Random(rng.getrandbits(64))
+                return state
+        raise SamplingError(f"no deal consistent with seat {self.transcript.seat}'s observations of "
+                            f"{self.game.spec.name} game {self.transcript.game_start.get('game_id')} "
+                            f"in {attempts} proposals")
