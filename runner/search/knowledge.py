@@ -24,6 +24,7 @@ from typing import Any
 from cardarena.games import get_game
 from cardarena.games.base import Action, Event, Game, GameState
 from cardarena.protocol.actions import find_legal
+from cardarena.search.registry import sampler_for
 
 #: proposals tried before `sample` gives up (a sampler tuned for its game accepts far sooner)
 MAX_ATTEMPTS = 20_000
@@ -130,11 +131,8 @@ class SeatKnowledge:
     full states consistent with them, the hidden cards drawn uniformly among consistent deals."""
 
     def __init__(self, game_start: dict[str, Any]):
-        from cardarena.search.registry import sampler_for
-
         self.transcript = Transcript(game_start=game_start)
         self.game = get_game(game_start["game"])
-        self.sampler = sampler_for(self.game.spec.name)
 
     def observe(self, message: dict[str, Any]) -> None:
         """Take a `decision` or `game_end` message, as the seat received it."""
@@ -157,9 +155,10 @@ class SeatKnowledge:
     def sample(self, rng: random.Random, attempts: int = MAX_ATTEMPTS) -> GameState:
         """A full state consistent with everything this seat observed (SamplingError if none is
         found in `attempts` proposals). Its future randomness is drawn from `rng`."""
-        actions = self.sampler.actions(self.transcript)
+        sampler = sampler_for(self.game.spec.name)
+        actions = sampler.actions(self.transcript)
         for _ in range(attempts):
-            state = replay(self.game, self.transcript, self.sampler.propose(self.transcript, rng), actions)
+            state = replay(self.game, self.transcript, sampler.propose(self.transcript, rng), actions)
             if state is not None:
                 state.rng = random.Random(rng.getrandbits(64))
                 return state

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import importlib
 
-from cardarena.search.knowledge import DealSampler
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the samplers import knowledge, which imports this
+    from cardarena.search.knowledge import DealSampler
 
 
-def sampler_for(game: str) -> DealSampler:
+def sampler_for(game: str) -> "DealSampler":
     """The `DealSampler` of the game with wire name `game` (ValueError when it has none)."""
     name = f"cardarena.search.{game.replace('-', '_')}"
     try:

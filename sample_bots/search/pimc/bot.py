@@ -1,0 +1,54 @@
+"""A search bot for every cardarena game: Perfect Information Monte Carlo on cardarena's engines.
+
+At each decision it samples full deals consistent with everything its seat has seen
+(determinization), plays every candidate action out to the end at random in each, and picks the
+action with the best mean payoff. Budgeted by determinizations (deterministic) and optionally by
+time. protocol/SEARCH.md explains each step.
+
+Usage: python bot.py [--seed N] [--determinizations N] [--seconds S]
+"""
+
+import argparse
+import time
+
+from cardarena.protocol.bot import run
+from cardarena.search.bot import SearchBot, candidates, payoff, playout
+
+
+class PimcBot(SearchBot):
+    name = "pimc"
+    version = "1"
+
+    def __init__(self, seed: int, determinizations: int, seconds: float | None):
+        super().__init__(seed)
+        self.determinizations = determinizations
+        self.seconds = seconds
+
+    def choose(self, view, legal, request):
+        options = candidates(legal)  # every legal entry; low, middle and high values of a range
+        if len(options) == 1:
+            return options[0]
+        deadline = None if self.seconds is None else time.monotonic() + self.seconds
+        totals = [0.0] * len(options)
+        for _ in range(self.determinizations):
+            state = self.sample()  # determinize: a full state consistent with this seat's view
+            for index, action in enumerate(options):
+                branch = state.clone()  # simulate: this action, then random play to the end
+                branch.apply(action)
+                totals[index] += payoff(playout(branch, self.rng), self.seat)
+            if deadline is not None and time.monotonic() > deadline:
+                break
+        return options[max(range(len(options)), key=totals.__getitem__)]  # choose
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--seed", type=int, default=0, help="seed of the bot's choices (default 0)")
+    parser.add_argument("--determinizations", type=int, default=8, help="deals sampled per decision (default 8)")
+    parser.add_argument("--seconds", type=float, default=None, help="also stop sampling after this long")
+    args = parser.parse_args()
+    run(PimcBot(args.seed, args.determinizations, args.seconds))
+
+
+if __name__ == "__main__":
+    main()
