@@ -23,6 +23,26 @@ def zoo_bot(script: str, after: int = 1) -> BotSpec:
                    cwd=str(ZOO), folder=str(ZOO))
 
 
+def python_bot_folder(parent: Path, name: str, source: str) -> Path:
+    """A bot folder `parent/name` holding `source` as bot.py and a bot.toml that runs it, readable
+    by the sandbox's unprivileged user (as a bot author's folder is)."""
+    bot = parent / name
+    bot.mkdir()
+    (bot / "bot.py").write_text(source)
+    (bot / "bot.toml").write_text(f'name = "{name}"\ncommand = ["python3", "bot.py"]\n')
+    for path in (parent, bot, bot / "bot.py", bot / "bot.toml"):
+        path.chmod(0o755)
+    return bot
+
+
+def skip_without_bwrap(mode: str) -> None:
+    """Skip a test of the bubblewrap sandbox where bubblewrap cannot run."""
+    from cardarena.referee.sandbox import bwrap_problem
+
+    if mode == "bwrap" and bwrap_problem() is not None:
+        pytest.skip(f"needs bubblewrap: {bwrap_problem()}")
+
+
 @pytest.fixture
 def make_random_bot():
     return random_bot

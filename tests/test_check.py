@@ -23,7 +23,7 @@ from cardarena.cli import main
 from cardarena.games import get_game
 from cardarena.referee.faults import FAULT_KINDS
 from cardarena.referee.process import Limits
-from tests.conftest import ROOT, ZOO
+from tests.conftest import ROOT, ZOO, python_bot_folder, skip_without_bwrap
 
 SAMPLES = ROOT / "sample_bots"
 ALL_GAMES = ["casino", "cuajo", "knock-rummy", "quitlok"]
@@ -223,17 +223,9 @@ def test_a_second_answer_to_a_games_last_decision_fails_that_game_and_its_replay
 def test_a_bot_on_the_sdks_old_import_name_is_told_the_new_one(mode, tmp_path):
     """README § Layout: the SDK is `cardarena.protocol`; a bot still written `from protocol.bot
     import run` fails its handshake, and check shows the message that names the new import."""
-    from cardarena.referee.sandbox import bwrap_problem
-
-    if mode == "bwrap" and bwrap_problem() is not None:
-        pytest.skip(f"needs bubblewrap: {bwrap_problem()}")
-    bot = tmp_path / "old"
-    bot.mkdir()
-    (bot / "bot.py").write_text("import random\nfrom protocol.bot import random_action, run\n"
-                                "run(lambda view, legal: random_action(legal, random.Random(1)), name='old')\n")
-    (bot / "bot.toml").write_text('name = "old"\ncommand = ["python3", "bot.py"]\n')
-    for path in (tmp_path, bot, bot / "bot.py", bot / "bot.toml"):
-        path.chmod(0o755)
+    skip_without_bwrap(mode)
+    bot = python_bot_folder(tmp_path, "old", "import random\nfrom protocol.bot import random_action, run\n"
+                            "run(lambda view, legal: random_action(legal, random.Random(1)), name='old')\n")
     status, out, err = run_check(str(bot), "--games", "knock-rummy", "--sandbox", mode)
     assert status == 1
     assert "write `from cardarena.protocol.bot import run` instead of `from protocol.bot import run`" in out + err

@@ -10,8 +10,8 @@ from click.testing import CliRunner
 
 from cardarena.cli import main
 from cardarena.games.base import Result
-from cardarena.referee.sandbox import bwrap_problem
 from cardarena.search.bot import candidates, payoff
+from tests.conftest import python_bot_folder, skip_without_bwrap
 
 ENGINE_USER = '''\
 import random
@@ -45,14 +45,8 @@ run(EngineUser())
 @pytest.mark.parametrize("mode", ["bwrap", "none"])
 def test_a_sandboxed_bot_imports_the_engines_and_the_search_sdk(mode, tmp_path):
     """protocol/SEARCH.md: the engines and cardarena.search are on a bot's path in the sandbox."""
-    if mode == "bwrap" and bwrap_problem() is not None:
-        pytest.skip(f"needs bubblewrap: {bwrap_problem()}")
-    bot = tmp_path / "engine-user"
-    bot.mkdir()
-    (bot / "bot.py").write_text(ENGINE_USER)
-    (bot / "bot.toml").write_text('name = "engine-user"\ncommand = ["python3", "bot.py"]\n')
-    for path in (tmp_path, bot, bot / "bot.py", bot / "bot.toml"):
-        path.chmod(0o755)
+    skip_without_bwrap(mode)
+    bot = python_bot_folder(tmp_path, "engine-user", ENGINE_USER)
     result = CliRunner().invoke(main, ["check", str(bot), "--sandbox", mode, "--games-per-game", "1"],
                                 catch_exceptions=False)
     assert result.exit_code == 0, result.output
