@@ -16,6 +16,7 @@ uniform on the subset; the game's sampler only makes acceptance likely.
 
 from __future__ import annotations
 
+import importlib
 import random
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -24,7 +25,6 @@ from typing import Any
 from cardarena.games import get_game
 from cardarena.games.base import Action, Event, Game, GameState
 from cardarena.protocol.actions import find_legal
-from cardarena.search.registry import sampler_for
 
 #: proposals tried before `sample` gives up (a sampler tuned for its game accepts far sooner)
 MAX_ATTEMPTS = 20_000
@@ -87,6 +87,19 @@ class DealSampler(ABC):
     @abstractmethod
     def propose(self, transcript: Transcript, rng: random.Random) -> Proposal:
         """A deal drawn uniformly from a set that holds every consistent deal."""
+
+
+def sampler_for(game: str) -> DealSampler:
+    """The `DealSampler` of the game with wire name `game`: the `SAMPLER` of the module
+    `cardarena.search.<game with '-' as '_'>` (ValueError when there is none)."""
+    name = f"cardarena.search.{game.replace('-', '_')}"
+    try:
+        module = importlib.import_module(name)
+    except ModuleNotFoundError as error:
+        if error.name != name:
+            raise  # the sampler exists but something it imports does not
+        raise ValueError(f"no deal sampler for the game {game!r}") from error
+    return module.SAMPLER
 
 
 def replay(game: Game, transcript: Transcript, proposal: Proposal,

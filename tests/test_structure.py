@@ -1,0 +1,73 @@
+"""The package's import structure (README § Layout): layers import only downwards, and no two
+modules import each other, directly or round a longer cycle."""
+
+from __future__ import annotations
+
+from tests.structure import imports
+
+#: layers, lowest first; a module belongs to the layer of the longest prefix of its name listed here
+#: ("cardarena." is every module not listed elsewhere), and may import only its own layer and those below
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    ("package root", ("cardarena",)),
+    ("wire protocol and SDK framing", ("cardarena.protocol",)),
+    ("rules", ("cardarena.cards", "cardarena.games")),
+    ("ratings", ("cardarena.ratings",)),
+    ("search SDK", ("cardarena.search",)),
+    ("referee", ("cardarena.referee", "cardarena.cores", "cardarena.manifest", "cardarena.samples",
+                 "cardarena.notation", "cardarena.moved")),
+    ("tournament", ("cardarena.tournament.schedule", "cardarena.tournament.execute", "cardarena.tournament.host",
+                    "cardarena.tournament.dask_executor", "cardarena.tournament.shipping",
+                    "cardarena.tournament.store", "cardarena.tournament.league", "cardarena.tournament.sprt",
+                    "cardarena.tournament.progress")),
+    ("commands", ("cardarena.",)),
+]
+
+
+def layer_of(module: str) -> int:
+    matches = [(len(prefix), index) for index, (_, prefixes) in enumerate(LAYERS) for prefix in prefixes
+               if module == prefix or module.startswith(prefix if prefix.endswith(".") else prefix + ".")]
+    assert matches, f"{module} is in no layer"
+    return max(matches)[1]
+
+
+def test_the_layers_place_modules_as_the_readme_says():
+    assert LAYERS[layer_of("cardarena.games.casino")][0] == "rules"
+    assert LAYERS[layer_of("cardarena.tournament.store")][0] == "tournament"
+    assert LAYERS[layer_of("cardarena.tournament.commands")][0] == "commands"
+    assert LAYERS[layer_of("cardarena.cli")][0] == "commands"
+    assert LAYERS[layer_of("cardarena")][0] == "package root"
+
+
+def test_every_import_goes_to_the_same_layer_or_below():
+    upward = [f"{module} ({LAYERS[layer_of(module)][0]}) imports {target} ({LAYERS[layer_of(target)][0]})"
+              for module, targets in imports().items() for target in sorted(targets)
+              if layer_of(target) > layer_of(module)]
+    assert upward == []
+
+
+def test_the_protocol_package_imports_nothing_else_of_cardarena():
+    """A bot needs only cardarena.protocol (and its package root) to speak the protocol."""
+    outside = {(module, target) for module, targets in imports().items() if module.startswith("cardarena.protocol")
+               for target in targets if not target.startswith("cardarena.protocol") and target != "cardarena"}
+    assert outside == set()
+
+
+def test_no_import_cycles():
+    graph = imports()
+    cycles = []
+    state: dict[str, str] = {}  # "open" while on the current path, "done" after
+
+    def visit(module: str, path: list[str]) -> None:
+        state[module] = "open"
+        for target in sorted(graph.get(module, ())):
+            if state.get(target) == "open":
+                cycles.append(" -> ".join(path[path.index(target):] + [module, target]) if target in path
+                              else f"{module} -> {target}")
+            elif target not in state:
+                visit(target, path + [module])
+        state[module] = "done"
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [])
+    assert cycles == []
