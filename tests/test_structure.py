@@ -71,3 +71,20 @@ def test_no_import_cycles():
         if module not in state:
             visit(module, [])
     assert cycles == []
+
+
+def test_what_a_bot_sees_of_cardarena_imports_nothing_it_cannot_see():
+    """A sandboxed bot sees only sandbox.SDK_ENTRIES of the package and the SDK (protocol/SEARCH.md):
+    every module there must import only modules there, or a bot's import would fail in the sandbox."""
+    from cardarena.referee.sandbox import SDK_ENTRIES
+
+    visible = {"cardarena", "cardarena.protocol"} | {
+        "cardarena." + entry.removesuffix(".py") for entry in SDK_ENTRIES if not entry.startswith("__")}
+
+    def seen(module: str) -> bool:
+        return any(module == name or module.startswith(name + ".") for name in visible if name != "cardarena") \
+            or module == "cardarena"
+
+    missing = {(module, target) for module, targets in imports().items() if seen(module)
+               for target in targets if not seen(target)}
+    assert missing == set()

@@ -21,6 +21,7 @@ variables its bot.toml sets (`env`) or asks for (`pass_env`, only names the orga
 
 from __future__ import annotations
 
+import atexit
 import functools
 import itertools
 import os
@@ -44,8 +45,11 @@ SANDBOX_MODES = (AUTO, BWRAP, NONE)
 NOBODY = 65534  # the unprivileged uid and gid a bot runs as when the organiser is root
 BOT_HOME = "/home/bot"  # HOME inside the sandbox (a private tmpfs)
 SDK_ROOT = "/opt/cardarena"  # the `cardarena` package a bot imports is SDK_ROOT/lib/cardarena (read-only)
-#: entries of the `cardarena` package a bot does not see: other bots, and the old-name stub (apart)
-SDK_HIDDEN = frozenset({"sample_bots", "moved"})
+#: the parts of the `cardarena` package a bot sees, besides the SDK (`protocol`, mapped in from wherever
+#: it lives): the engines, what they import, and the search SDK; not the referee, the tournament code
+#: or the sample bots (tests/test_structure.py checks that these import nothing else). Few, since
+#: each is a mount that every bot start pays for.
+SDK_ENTRIES = ("__init__.py", "__pycache__", "cards.py", "games", "search")
 #: system folders visible read-only inside the sandbox (symlinks, as on merged-/usr systems, are copied)
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 #: the only parts of /etc a bot sees: the dynamic loader's cache, users and groups, time zones, TLS roots
@@ -201,6 +205,7 @@ def _cgroup_parents() -> dict[str, Path]:
 
 _cgroup_numbers = itertools.count()
 SCRATCH_PREFIX = "cardarena-bot-"  # a bot's private HOME and TMPDIR without bubblewrap: <prefix><referee pid>-...
+SDK_FARM_PREFIX = "cardarena-sdk-"  # a referee's links to the SDK for bots without bubblewrap: <prefix><pid>-...
 
 
 def sweep_folders(prefix: str) -> None:
@@ -272,6 +277,7 @@ def _swept() -> bool:
     for parent in _cgroup_parents().values():
         _sweep_stale_cgroups(parent)
     sweep_folders(SCRATCH_PREFIX)
+    sweep_folders(SDK_FARM_PREFIX)
     return True
 
 
@@ -428,10 +434,8 @@ def prepare(command: Sequence[str], cwd: str | None, folder: str | None, env: Se
             scratch = tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-")
             os.mkdir(os.path.join(scratch, "home"))
             os.mkdir(os.path.join(scratch, "tmp"))
-            sdk_root = os.path.join(scratch, "sdk")
-            _link_sdk(sdk_root)
             bot_env.update(HOME=os.path.join(scratch, "home"), TMPDIR=os.path.join(scratch, "tmp"),
-                           PYTHONPATH=_sdk_path(sdk_root, bot_env))
+                           PYTHONPATH=_sdk_path(_sdk_farm(), bot_env))
             setpriv = _tool("setpriv")
             inner = ([setpriv, "--pdeathsig", "KILL", "--"] if setpriv else []) + list(command)
             outer_env, workdir = bot_env, cwd
@@ -487,13 +491,29 @@ def _sdk_path(root: str, bot_env: dict[str, str]) -> str:
 
 
 def sdk_entries() -> dict[str, str]:
-    """What a bot sees of the `cardarena` package, as name -> path: every entry of the package's
-    folder (the engines, cards, ...) and the SDK as `protocol`, wherever each lives (an installed
-    wheel has one folder; a source tree maps `protocol/` into the package), less `SDK_HIDDEN`."""
+    """What a bot sees of the `cardarena` package, as name -> path: `SDK_ENTRIES` and the SDK as
+    `protocol`, wherever each lives (an installed wheel has one folder; a source tree maps
+    `protocol/` into the package)."""
     package = Path(cardarena.__file__).resolve().parent
-    entries = {entry.name: str(entry) for entry in package.iterdir() if entry.name not in SDK_HIDDEN}
+    entries = {name: str(package / name) for name in SDK_ENTRIES if (package / name).exists()}
     entries["protocol"] = str(Path(cardarena.protocol.__file__).resolve().parent)
     return entries
+
+
+_sdk_farms: dict[int, str] = {}  # referee pid -> its folder of links (a fork makes its own)
+
+
+def _sdk_farm() -> str:
+    """Without bubblewrap: this process's folder holding the bot's view of `cardarena` as links,
+    made once and shared by every bot it starts (removed at exit, or by a later sweep)."""
+    pid = os.getpid()
+    if pid not in _sdk_farms:
+        root = tempfile.mkdtemp(prefix=f"{SDK_FARM_PREFIX}{pid}-")
+        _link_sdk(root)
+        os.chmod(root, 0o755)  # a bot running as another user reads it
+        atexit.register(lambda: os.getpid() == pid and shutil.rmtree(root, ignore_errors=True))
+        _sdk_farms[pid] = root
+    return _sdk_farms[pid]
 
 
 def _moved_stub() -> str:
