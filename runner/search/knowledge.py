@@ -1,7 +1,8 @@
 """A seat's knowledge of one game, built from its own messages only, and deals sampled from it.
 
 **Consistent**, precisely: a full deal (the engine's deck order plus the options the deal depends
-on, such as the dealer) is consistent with what a seat has seen when playing the game's recorded
+on, such as the dealer; for an engine that draws part of the deal from its seed or shuffles again
+during the game, also that seed and those later shuffles) is consistent with what a seat has seen when playing the game's recorded
 public actions from it, in order, is legal at every step and gives this seat exactly the views
 (at each of its decisions, and now) and exactly the events (between two of its decisions) that it
 received. Every rule that makes a hidden card matter (a card seen to leave a hand was in it; a
@@ -11,7 +12,8 @@ move was legal for the hidden hand that made it) is thereby a constraint, withou
 proposes deals uniformly from a set that contains every consistent deal (the cards the seat has
 seen where it saw them, the rest shuffled, plus whatever the game can rule out exactly), and
 `replay` keeps a proposal only when it is consistent. Rejection from a uniform superset is
-uniform on the subset; the game's sampler only makes acceptance likely.
+uniform on the subset; the game's sampler only makes acceptance likely (and may have the replay
+resume from a checkpoint that all its proposals share, see `Proposal`).
 """
 
 from __future__ import annotations
@@ -68,12 +70,35 @@ class Transcript:
 
 
 @dataclass(frozen=True)
+class Checkpoint:
+    """A replay stopped before `actions[done]`: its state, how many of the seat's decisions it
+    matched, and the events since the last of them."""
+
+    state: GameState
+    done: int
+    asked: int
+    pending: list[Event]
+
+
+@dataclass(frozen=True)
 class Proposal:
     """A full deal to try: the deck order (wire forms, top card first) and the options that fix
-    the rest of the deal (the dealer, say), merged over the game's own options."""
+    the rest of the deal (the dealer, say), merged over the game's own options.
+
+    `seed` is given to `new_state`, for an engine that draws part of the deal from it (Casino's
+    first dealer). `rng`, when set, replaces the state's generator for the replay, for an engine
+    that shuffles again during the game (Casino's later rounds): its draws reproduce the proposed
+    later shuffles. It is used up by one replay. `resume`, when set, is where the replay starts
+    instead of the deal (a copy of its state is played on): the sampler vouches that this
+    proposal's deal reaches exactly that checkpoint, as when every deal it proposes agrees up to
+    there (Casino's finished rounds), so the part all proposals share is replayed once.
+    """
 
     deck: list[str]
     options: dict[str, Any] = field(default_factory=dict)
+    seed: int = 0
+    rng: random.Random | None = None
+    resume: Checkpoint | None = None
 
 
 class DealSampler(ABC):
@@ -106,12 +131,34 @@ def replay(game: Game, transcript: Transcript, proposal: Proposal,
            actions: list[tuple[int, Action]]) -> GameState | None:
     """The state reached by playing `actions` from `proposal`'s deal, or None unless the deal is
     consistent with `transcript` (see the module's docstring)."""
+    reached = replay_until(game, transcript, proposal, actions, len(actions))
+    if reached is None:
+        return None
+    state, seat = reached.state, transcript.seat
+    if transcript.game_end is not None:
+        return state if state.is_over() and reached.pending == transcript.game_end["events"] else None
+    if reached.asked < len(transcript.decisions):  # the seat's latest decision awaits its answer
+        if (state.is_over() or state.to_move() != seat
+                or not _matches(state, transcript, reached.asked, reached.pending)):
+            return None
+    return state
+
+
+def replay_until(game: Game, transcript: Transcript, proposal: Proposal,
+                 actions: list[tuple[int, Action]], stop: int) -> Checkpoint | None:
+    """The replay of `actions[:stop]` from `proposal` (or from its `resume`), stopped there; None
+    when a step so far is illegal or shows the seat something other than the transcript."""
     seat = transcript.seat
-    options = {**transcript.options, **proposal.options}
-    state = game.new_state(transcript.players, options, deck=proposal.deck)
-    pending: list[Event] = []
-    asked = 0  # the seat's decisions matched so far
-    for mover, action in actions:
+    if proposal.resume is None:
+        options = {**transcript.options, **proposal.options}
+        state = game.new_state(transcript.players, options, seed=proposal.seed, deck=proposal.deck)
+        done, asked, pending = 0, 0, []
+    else:
+        state = proposal.resume.state.clone()
+        done, asked, pending = proposal.resume.done, proposal.resume.asked, list(proposal.resume.pending)
+    if proposal.rng is not None:
+        state.rng = proposal.rng
+    for mover, action in actions[done:stop]:
         if state.is_over() or state.to_move() != mover:
             return None
         if mover == seat:
@@ -122,12 +169,7 @@ def replay(game: Game, transcript: Transcript, proposal: Proposal,
         if find_legal(state.legal_actions(), action) is None:
             return None
         pending += state.apply(action)
-    if transcript.game_end is not None:
-        return state if state.is_over() and pending == transcript.game_end["events"] else None
-    if asked < len(transcript.decisions):  # the seat's latest decision awaits its answer
-        if state.is_over() or state.to_move() != seat or not _matches(state, transcript, asked, pending):
-            return None
-    return state
+    return Checkpoint(state, stop, asked, pending)
 
 
 def _matches(state: GameState, transcript: Transcript, index: int, pending: list[Event]) -> bool:
