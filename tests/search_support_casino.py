@@ -1,0 +1,118 @@
+"""Test support for the search SDK: a seat's messages recorded from an engine-played game, exactly
+as the referee sends them (runner/referee/match.py), and a chi-square tail without scipy."""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from cardarena.games.base import Action, Game, GameState
+from cardarena.protocol.actions import random_action
+from cardarena.search.knowledge import Transcript
+
+Policy = Callable[[GameState, random.Random], Action]
+
+
+def random_policy(state: GameState, rng: random.Random) -> Action:
+    """A uniformly random legal action."""
+    return random_action(state.legal_actions(), rng)
+
+
+@dataclass
+class RecordedGame:
+    """A whole game: every seat's full transcript, every applied action, and the final state."""
+
+    transcripts: list[Transcript]
+    actions: list[tuple[int, Action]]
+    final: GameState
+
+    def position(self, seat: int, decisions: int | None) -> Transcript:
+        """Seat's transcript as it stood when it received its `decisions`-th decision (awaiting its
+        answer), or at the game's end when `decisions` is None."""
+        whole = self.transcripts[seat]
+        if decisions is None:
+            return whole
+        return Transcript(game_start=whole.game_start, decisions=whole.decisions[:decisions],
+                          answers=whole.answers[:decisions - 1])
+
+    def actions_before(self, transcript: Transcript) -> list[tuple[int, Action]]:
+        """The actions applied before the position `transcript` stands at (all of them at the end)."""
+        if transcript.game_end is not None:
+            return list(self.actions)
+        number = transcript.decisions[-1]["decision"]  # the referee numbers every decision of the game
+        return self.actions[:number - 1]
+
+
+def record_game(game: Game, players: int, options: dict[str, Any], seed: int, policy: Policy,
+                game_id: str = "g") -> RecordedGame:
+    """Play one game with `policy` at every seat, recording what the referee would send each seat."""
+    state = game.new_state(players, options, seed)
+    resolved = game.spec.resolve_options(options)
+    teams = game.spec.teams(players, resolved)
+    transcripts = [Transcript(game_start={
+        "type": "game_start", "game_id": game_id, "game": game.spec.name,
+        "rules_version": game.spec.rules_version, "seat": seat, "players": players,
+        "names": [f"p{other}" for other in range(players)], "teams": None if teams is None else list(teams),
+        "options": resolved}) for seat in range(players)]
+    pending: list[list[dict[str, Any]]] = [[] for _ in range(players)]
+    actions: list[tuple[int, Action]] = []
+    rng = random.Random(seed)
+    while not state.is_over():
+        seat = state.to_move()
+        transcripts[seat].decisions.append({
+            "type": "decision", "game_id": game_id, "decision": len(actions) + 1, "seat": seat,
+            "view": state.view(seat), "events": pending[seat], "legal": state.legal_actions(), "time_ms": 1000})
+        pending[seat] = []
+        action = policy(state, rng)
+        transcripts[seat].answers.append(action)
+        actions.append((seat, action))
+        events = state.apply(action)
+        for queue in pending:
+            queue.extend(events)
+    result, reveal = state.result().to_wire(), state.reveal()
+    for seat, transcript in enumerate(transcripts):
+        transcript.game_end = {"type": "game_end", "game_id": game_id, "result": result, "reveal": reveal,
+                               "events": pending[seat], "faults": []}
+    return RecordedGame(transcripts, actions, state)
+
+
+def chi_square_p_value(observed: list[int], expected: list[float]) -> float:
+    """The upper tail probability of Pearson's chi-square statistic, with len(observed) - 1
+    degrees of freedom (the regularized upper incomplete gamma function, by its series)."""
+    statistic = sum((seen - wanted) ** 2 / wanted for seen, wanted in zip(observed, expected))
+    return upper_regularized_gamma((len(observed) - 1) / 2, statistic / 2)
+
+
+def upper_regularized_gamma(a: float, x: float) -> float:
+    """Q(a, x) = 1 - P(a, x): by P's power series below x = a + 1, by Q's continued fraction above
+    (Numerical Recipes' gser and gcf, to 1e-15 relative)."""
+    if x <= 0:
+        return 1.0
+    prefactor = math.exp(-x + a * math.log(x) - math.lgamma(a))
+    if x < a + 1:
+        term = total = 1.0 / a
+        n = 0
+        while abs(term) > abs(total) * 1e-15:
+            n += 1
+            term *= x / (a + n)
+            total += term
+        return max(0.0, 1.0 - prefactor * total)
+    tiny = 1e-300
+    b = x + 1 - a
+    c, d = 1 / tiny, 1 / b
+    fraction = d
+    for n in range(1, 10_000):
+        an = -n * (n - a)
+        b += 2
+        d = an * d + b
+        d = tiny if abs(d) < tiny else d
+        c = b + an / c
+        c = tiny if abs(c) < tiny else c
+        d = 1 / d
+        step = d * c
+        fraction *= step
+        if abs(step - 1) < 1e-15:
+            break
+    return prefactor * fraction
