@@ -46,9 +46,10 @@ class RecordedGame:
 
 
 def record_game(game: Game, players: int, options: dict[str, Any], seed: int, policy: Policy,
-                game_id: str = "g") -> RecordedGame:
-    """Play one game with `policy` at every seat, recording what the referee would send each seat."""
-    state = game.new_state(players, options, seed)
+                deck: list[str] | None = None, game_id: str = "g") -> RecordedGame:
+    """Play one game with `policy` at every seat (its random choices seeded by `seed`), dealt from
+    `seed` or from `deck`, recording what the referee would send each seat."""
+    state = game.new_state(players, options, seed, deck=deck)
     resolved = game.spec.resolve_options(options)
     teams = game.spec.teams(players, resolved)
     transcripts = [Transcript(game_start={
