@@ -3,14 +3,17 @@ as the referee sends them (runner/referee/match.py), and a chi-square tail witho
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
+import cardarena.search.casino
 from cardarena.games.base import Action, Game, GameState
 from cardarena.protocol.actions import random_action
-from cardarena.search.knowledge import Transcript
+from cardarena.search.knowledge import DealSampler, SeatKnowledge, Transcript
 
 Policy = Callable[[GameState, random.Random], Action]
 
@@ -77,6 +80,29 @@ def record_game(game: Game, players: int, options: dict[str, Any], seed: int, po
         transcript.game_end = {"type": "game_end", "game_id": game_id, "result": result, "reveal": reveal,
                                "events": pending[seat], "faults": []}
     return RecordedGame(transcripts, actions, state)
+
+
+def knowledge_of(transcript: Transcript) -> SeatKnowledge:
+    """A SeatKnowledge fed with the transcript's messages one by one, as a bot feeds it."""
+    knowledge = SeatKnowledge(transcript.game_start)
+    for message, answer in itertools.zip_longest(transcript.decisions, transcript.answers):
+        knowledge.observe(message)
+        if answer is not None:
+            knowledge.answered(answer)
+    if transcript.game_end is not None:
+        knowledge.observe(transcript.game_end)
+    return knowledge
+
+
+@contextmanager
+def sampling_casino_with(sampler: DealSampler) -> Iterator[None]:
+    """SeatKnowledge samples Casino with `sampler` inside the block (it looks the game's up per sample)."""
+    original = cardarena.search.casino.SAMPLER
+    cardarena.search.casino.SAMPLER = sampler
+    try:
+        yield
+    finally:
+        cardarena.search.casino.SAMPLER = original
 
 
 def chi_square_p_value(observed: list[int], expected: list[float]) -> float:

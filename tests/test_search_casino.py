@@ -28,7 +28,8 @@ from cardarena.search import SeatKnowledge, Transcript, replay
 from cardarena.search.casino import SAMPLER, CasinoSampler, LaterDecks, counts_table
 from cardarena.search.knowledge import DealSampler, Proposal
 from tests.conftest import random_bot
-from tests.search_support_casino import RecordedGame, chi_square_p_value, random_policy, record_game
+from tests.search_support_casino import (RecordedGame, chi_square_p_value, knowledge_of, random_policy, record_game,
+                                         sampling_casino_with)
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "sample_bots" / "heuristic"))
@@ -65,19 +66,6 @@ class Spy(DealSampler):
         proposal = self.sampler.propose(transcript, rng)
         self.deal = (proposal.deck, proposal.seed, list(proposal.rng.decks))
         return proposal
-
-
-def knowledge_of(transcript: Transcript, sampler: DealSampler) -> SeatKnowledge:
-    """A SeatKnowledge fed with the transcript's messages one by one, as a bot feeds it."""
-    knowledge = SeatKnowledge(transcript.game_start)
-    knowledge.sampler = sampler
-    for message, answer in itertools.zip_longest(transcript.decisions, transcript.answers):
-        knowledge.observe(message)
-        if answer is not None:
-            knowledge.answered(answer)
-    if transcript.game_end is not None:
-        knowledge.observe(transcript.game_end)
-    return knowledge
 
 
 def dealt(transcript: Transcript, deal: tuple[list[str], int, list[list[int]]]) -> GameState:
@@ -117,7 +105,8 @@ def check_position(recorded: RecordedGame, transcript: Transcript, rng: random.R
     seat = transcript.seat
     assert SAMPLER.actions(transcript) == recorded.actions_before(transcript)
     spy = Spy()
-    sampled = knowledge_of(transcript, spy).sample(rng)
+    with sampling_casino_with(spy):
+        sampled = knowledge_of(transcript).sample(rng)
     if transcript.game_end is None:
         assert sampled.view(seat) == transcript.current_view()
     else:
@@ -205,8 +194,8 @@ def test_samples_do_not_depend_on_the_hidden_cards():
         raise AssertionError("no swap of hidden cards keeps seat 0's transcript")
     assert other.answers == transcript.answers and other is not transcript
     for sample_seed in range(20):
-        one = knowledge_of(transcript, SAMPLER).sample(random.Random(sample_seed))
-        two = knowledge_of(other, SAMPLER).sample(random.Random(sample_seed))
+        one = knowledge_of(transcript).sample(random.Random(sample_seed))
+        two = knowledge_of(other).sample(random.Random(sample_seed))
         assert [one.view(seat) for seat in range(players)] == [two.view(seat) for seat in range(players)]
 
 
@@ -236,7 +225,7 @@ def test_count_tables_count_the_deals_meeting_the_build_obligations(sizes, deman
 def test_a_seat_before_its_first_decision_gets_any_deal_and_dealer():
     transcript = record_game(GAME, 3, {"max_rounds": 1}, 0, random_policy).position(0, 1)
     transcript = Transcript(game_start=transcript.game_start)
-    dealers = {knowledge_of(transcript, SAMPLER).sample(random.Random(seed)).view(0)["dealer"] for seed in range(30)}
+    dealers = {knowledge_of(transcript).sample(random.Random(seed)).view(0)["dealer"] for seed in range(30)}
     assert dealers == {0, 1, 2}
 
 
@@ -380,11 +369,12 @@ def sampled_cells(transcript: Transcript, blocks: list[int], hidden: set[str], s
     """How often each cell (the `hidden` cards in each of the `blocks`) comes out in `samples`
     samples of SeatKnowledge."""
     spy = Spy(sampler)
-    knowledge = knowledge_of(transcript, spy)
+    knowledge = knowledge_of(transcript)
     rng = random.Random(seed)
     seen: Counter = Counter()
     for _ in range(samples):
-        knowledge.sample(rng)
+        with sampling_casino_with(spy):
+            knowledge.sample(rng)
         deck = spy.deal[0]
         seen[tuple(frozenset(hidden.intersection(deck[4 * block:4 * block + 4])) for block in blocks)] += 1
     return seen

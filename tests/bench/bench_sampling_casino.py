@@ -18,10 +18,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from cardarena.games import get_game  # noqa: E402
-from cardarena.search import SeatKnowledge, replay  # noqa: E402
+from cardarena.search import replay  # noqa: E402
 from cardarena.search.casino import SAMPLER, LaterDecks  # noqa: E402
 from cardarena.search.knowledge import DealSampler, Proposal  # noqa: E402
-from tests.search_support_casino import random_policy, record_game  # noqa: E402
+from tests.search_support_casino import knowledge_of, random_policy, record_game, sampling_casino_with  # noqa: E402
 
 GAME = get_game("casino")
 SAMPLES = 40
@@ -39,16 +39,6 @@ class Counting(DealSampler):
     def propose(self, transcript, rng):
         self.proposals += 1
         return SAMPLER.propose(transcript, rng)
-
-
-def knowledge_at(transcript, sampler):
-    knowledge = SeatKnowledge(transcript.game_start)
-    knowledge.sampler = sampler
-    for index, message in enumerate(transcript.decisions):
-        knowledge.observe(message)
-        if index < len(transcript.answers):
-            knowledge.answered(transcript.answers[index])
-    return knowledge
 
 
 def full_replay_ms(transcript, rng) -> float:
@@ -70,15 +60,16 @@ def main() -> None:
         for label, count in (("early", 2), ("mid", decisions // 2), ("late", decisions)):
             transcript = recorded.position(0, count)
             counting = Counting()
-            knowledge = knowledge_at(transcript, counting)
+            knowledge = knowledge_of(transcript)
             rng = random.Random(1)
-            started = time.perf_counter()
-            knowledge.sample(rng)
-            first = (time.perf_counter() - started) * 1000
-            started = time.perf_counter()
-            for _ in range(SAMPLES):
+            with sampling_casino_with(counting):
+                started = time.perf_counter()
                 knowledge.sample(rng)
-            per_sample = (time.perf_counter() - started) * 1000 / SAMPLES
+                first = (time.perf_counter() - started) * 1000
+                started = time.perf_counter()
+                for _ in range(SAMPLES):
+                    knowledge.sample(rng)
+                per_sample = (time.perf_counter() - started) * 1000 / SAMPLES
             baseline = min(full_replay_ms(transcript, rng) for _ in range(5))
             print(f"{players:>7} {label:>8} {transcript.current_view()['round']:>5} "
                   f"{len(recorded.actions_before(transcript)):>7} {first:>9.2f} {per_sample:>9.2f} "
