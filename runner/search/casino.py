@@ -9,11 +9,13 @@ What a seat knows, by the rules (runner/games/casino.md):
 - The build obligation (§ Build, § Trail): after each of their moves, a player holds a card of
   the value of every build they own. For another player's move in the current deal, that card is
   one they played later in this deal, or one still in their hidden hand: the proposal puts one
-  there (`_counts_table`). Every other rule is left to `replay`'s check, which rejects nothing
+  there (`counts_table`). Every other rule is left to `replay`'s check, which rejects nothing
   in practice (see the section "Sampling hidden cards" of casino.md).
 - The engine draws the first dealer from its seed and shuffles each later round from its
   generator (§ Engine choices): a proposal names a seed that draws the right dealer and a
   generator whose shuffles lay out the later rounds' decks (`Proposal.seed`, `Proposal.rng`).
+- Every proposal deals the finished rounds alike (up to the order inside blocks, which no state
+  shows), so the replay resumes from the start of the last round seen (`Proposal.resume`).
 
 Cards are the engine's ints (cardarena.cards) inside this module, wire strings on the way out.
 """
