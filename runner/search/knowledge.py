@@ -69,10 +69,15 @@ class Transcript:
 @dataclass(frozen=True)
 class Proposal:
     """A full deal to try: the deck order (wire forms, top card first) and the options that fix
-    the rest of the deal (the dealer, say), merged over the game's own options."""
+    the rest of the deal (the dealer, say), merged over the game's own options. A game that draws
+    randomness of its own also takes `seed` (new_state's, for what it draws at the start, such as
+    a first banker no option fixes) and `rng` (the state's randomness from then on, such as
+    reshuffles, arranged so that the deal reproduces them; it serves one replay)."""
 
     deck: list[str]
     options: dict[str, Any] = field(default_factory=dict)
+    seed: int = 0
+    rng: random.Random | None = None
 
 
 class DealSampler(ABC):
@@ -94,7 +99,9 @@ def replay(game: Game, transcript: Transcript, proposal: Proposal,
     consistent with `transcript` (see the module's docstring)."""
     seat = transcript.seat
     options = {**transcript.options, **proposal.options}
-    state = game.new_state(transcript.players, options, deck=proposal.deck)
+    state = game.new_state(transcript.players, options, seed=proposal.seed, deck=proposal.deck)
+    if proposal.rng is not None:
+        state.rng = proposal.rng
     pending: list[Event] = []
     asked = 0  # the seat's decisions matched so far
     for mover, action in actions:
