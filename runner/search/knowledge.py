@@ -86,9 +86,9 @@ class Proposal:
     the rest of the deal (the dealer, say), merged over the game's own options.
 
     `seed` is given to `new_state`, for an engine that draws part of the deal from it (Casino's
-    first dealer). `rng`, when set, replaces the state's generator for the replay, for an engine
-    that shuffles again during the game (Casino's later rounds): its draws reproduce the proposed
-    later shuffles. It is used up by one replay. `resume`, when set, is where the replay starts
+    first dealer, Quitlok's first banker). `rng`, when set, replaces the state's generator for the
+    replay, for an engine that shuffles again during the game (Casino's later rounds, Quitlok's
+    reshuffles): its draws reproduce the proposed later shuffles. It is used up by one replay. `resume`, when set, is where the replay starts
     instead of the deal (a copy of its state is played on): the sampler vouches that this
     proposal's deal reaches exactly that checkpoint, as when every deal it proposes agrees up to
     there (Casino's finished rounds), so the part all proposals share is replayed once.
