@@ -28,16 +28,22 @@ class PimcBot(SearchBot):
         options = candidates(legal)  # every legal entry; low, middle and high values of a range
         if len(options) == 1:
             return options[0]
-        deadline = None if self.seconds is None else time.monotonic() + self.seconds
+        # never more than a quarter of the referee's limit (time_ms), whatever --seconds says
+        seconds = min(self.seconds or float("inf"), request["time_ms"] / 4000)
+        deadline = time.monotonic() + seconds
         totals = [0.0] * len(options)
         for _ in range(self.determinizations):
             state = self.sample()  # determinize: a full state consistent with this seat's view
-            for index, action in enumerate(options):
+            scores = []
+            for action in options:
                 branch = state.clone()  # simulate: this action, then random play to the end
                 branch.apply(action)
-                totals[index] += payoff(playout(branch, self.rng), self.seat)
-            if deadline is not None and time.monotonic() > deadline:
-                break
+                scores.append(payoff(playout(branch, self.rng), self.seat))
+                if time.monotonic() > deadline:
+                    break
+            if len(scores) < len(options):
+                break  # out of time: a determinization counts only when every option was tried in it
+            totals = [total + score for total, score in zip(totals, scores)]
         return options[max(range(len(options)), key=totals.__getitem__)]  # choose
 
 
