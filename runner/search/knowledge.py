@@ -6,6 +6,8 @@ public actions from it, in order, is legal at every step and gives this seat exa
 (at each of its decisions, and now) and exactly the events (between two of its decisions) that it
 received. Every rule that makes a hidden card matter (a card seen to leave a hand was in it; a
 move was legal for the hidden hand that made it) is thereby a constraint, without listing it.
+When a recorded action carries a card the seat was never shown (the card of another seat's Cuajo
+secret), that card is part of the deal: a deal then is the deck order, the options and those cards.
 
 `SeatKnowledge.sample` draws uniformly among the consistent deals: a game's `DealSampler`
 proposes deals uniformly from a set that contains every consistent deal (the cards the seat has
@@ -68,11 +70,14 @@ class Transcript:
 
 @dataclass(frozen=True)
 class Proposal:
-    """A full deal to try: the deck order (wire forms, top card first) and the options that fix
-    the rest of the deal (the dealer, say), merged over the game's own options."""
+    """A full deal to try: the deck order (wire forms, top card first), the options that fix
+    the rest of the deal (the dealer, say), merged over the game's own options, and, when some
+    recorded actions hold cards the seat never saw, those actions with the cards this deal gives
+    them (None: the sampler's `actions` as they are)."""
 
     deck: list[str]
     options: dict[str, Any] = field(default_factory=dict)
+    actions: list[tuple[int, Action]] | None = None
 
 
 class DealSampler(ABC):
@@ -81,7 +86,8 @@ class DealSampler(ABC):
     @abstractmethod
     def actions(self, transcript: Transcript) -> list[tuple[int, Action]]:
         """Every action applied so far (seat, action), in order, as the seat's messages tell it:
-        its own answers and the public events of the others' moves."""
+        its own answers and the public events of the others' moves. A card that no message
+        shows (another seat's secret) is chosen per deal, in `Proposal.actions`."""
 
     @abstractmethod
     def propose(self, transcript: Transcript, rng: random.Random) -> Proposal:
@@ -90,8 +96,11 @@ class DealSampler(ABC):
 
 def replay(game: Game, transcript: Transcript, proposal: Proposal,
            actions: list[tuple[int, Action]]) -> GameState | None:
-    """The state reached by playing `actions` from `proposal`'s deal, or None unless the deal is
-    consistent with `transcript` (see the module's docstring)."""
+    """The state reached by playing `actions` (or the proposal's own, when it gives them) from
+    `proposal`'s deal, or None unless the deal is consistent with `transcript` (see the module's
+    docstring)."""
+    if proposal.actions is not None:
+        actions = proposal.actions
     seat = transcript.seat
     options = {**transcript.options, **proposal.options}
     state = game.new_state(transcript.players, options, deck=proposal.deck)
