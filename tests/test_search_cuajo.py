@@ -20,7 +20,7 @@ from cardarena.protocol.actions import random_action
 from cardarena.referee.match import Match
 from cardarena.referee.process import BotSpec, Limits
 from cardarena.referee.sandbox import SandboxSettings
-from cardarena.search import SeatKnowledge, Transcript, replay
+from cardarena.search import SamplingError, SeatKnowledge, Transcript, replay
 from cardarena.games.cuajo import NAME
 from cardarena.search.cuajo import SAMPLER, STOCK_START, packet_positions
 from tests.search_support_cuajo import play_recorded, positions, replayed_messages
@@ -194,6 +194,16 @@ def test_knowledge_fed_only_a_real_match_transcript_samples_consistent_states(tm
             assert state.view(knowledge.transcript.seat) == message["view"]
     final = knowledge.sample(rng)
     assert final.is_over() and final.reveal()["outcome"] == messages[-1]["reveal"]["outcome"]
+
+
+def test_a_proposal_that_keeps_no_deal_within_its_budget_says_so(monkeypatch):
+    from cardarena.search import cuajo as sampler_module
+    played = play_recorded("cuajo", 4, {"dealer": 1}, 3, random_policy)
+    late = list(positions(played.transcripts[0]))[-2]
+    monkeypatch.setattr(sampler_module, "MAX_PLACEMENTS", 1)
+    with pytest.raises(SamplingError, match="kept in 1 placements"):
+        for seed in range(50):  # a late position keeps far fewer than one deal in two
+            SAMPLER.propose(late, random.Random(seed))
 
 
 # ---------------------------------------------------------------- uniformity

@@ -34,6 +34,9 @@ STOCK_SIZE = DECK_SIZE - STOCK_START
 #: each public event that begins an action, and the action's type
 ACTION_OF_EVENT = {"draw": "draw", "take": "take", "discard": "discard", "claim": "claim", "pass": "pass"}
 SECRET_ACTION = {"four": "secret", "sowee": "sowee_secret"}
+#: deals built in one `propose` before it gives up (SamplingError): about a minute here, reached only
+#: by hands whose hidden players were seen to give up very many cards
+MAX_PLACEMENTS = 200_000
 
 
 def packet_positions(dealer: int, seat: int) -> range:
@@ -287,13 +290,16 @@ class CuajoSampler(DealSampler):
 
     def propose(self, transcript: Transcript, rng: random.Random) -> Proposal:
         plan = self.plan(transcript)
-        while True:
+        for _ in range(MAX_PLACEMENTS):
             choice = plan.choices[rng.randrange(len(plan.choices))]
             if len(plan.choices) > 1 and rng.randrange(plan.top_weight) >= choice.weight:
                 continue
             deck = _placed(plan, choice, rng)
             if deck is not None:
                 break
+        else:
+            raise SamplingError(f"no Cuajo deal for seat {transcript.seat} kept in {MAX_PLACEMENTS} placements "
+                                "(its hidden hands were seen to give up too many cards)")
         dealer = plan.dealer if plan.dealer is not None else rng.randrange(4)
         actions = plan.reading.actions
         if plan.reading.hidden_cards:
