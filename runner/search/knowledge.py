@@ -2,11 +2,13 @@
 
 **Consistent**, precisely: a full deal (the engine's deck order plus the options the deal depends
 on, such as the dealer; for an engine that draws part of the deal from its seed or shuffles again
-during the game, also that seed and those later shuffles) is consistent with what a seat has seen when playing the game's recorded
-public actions from it, in order, is legal at every step and gives this seat exactly the views
+during the game, also that seed and those later shuffles) is consistent with what a seat has seen
+when playing the game's recorded public actions from it, in order, is legal at every step and gives this seat exactly the views
 (at each of its decisions, and now) and exactly the events (between two of its decisions) that it
 received. Every rule that makes a hidden card matter (a card seen to leave a hand was in it; a
 move was legal for the hidden hand that made it) is thereby a constraint, without listing it.
+When a recorded action carries a card the seat was never shown (the card of another seat's Cuajo
+secret), that card is part of the deal: a deal then is the deck order, the options and those cards.
 
 `SeatKnowledge.sample` draws uniformly among the consistent deals: a game's `DealSampler`
 proposes deals uniformly from a set that contains every consistent deal (the cards the seat has
@@ -88,10 +90,12 @@ class Proposal:
     `seed` is given to `new_state`, for an engine that draws part of the deal from it (Casino's
     first dealer, Quitlok's first banker). `rng`, when set, replaces the state's generator for the
     replay, for an engine that shuffles again during the game (Casino's later rounds, Quitlok's
-    reshuffles): its draws reproduce the proposed later shuffles. It is used up by one replay. `resume`, when set, is where the replay starts
-    instead of the deal (a copy of its state is played on): the sampler vouches that this
+    reshuffles): its draws reproduce the proposed later shuffles. It is used up by one replay.
+    `resume`, when set, is where the replay starts instead of the deal (a copy of its state is played on): the sampler vouches that this
     proposal's deal reaches exactly that checkpoint, as when every deal it proposes agrees up to
     there (Casino's finished rounds), so the part all proposals share is replayed once.
+    `actions`, when set, are the recorded actions with the cards this deal gives those the seat
+    never saw (Cuajo's face-down secrets name their cards); None: the sampler's `actions` as they are.
     """
 
     deck: list[str]
@@ -99,6 +103,7 @@ class Proposal:
     seed: int = 0
     rng: random.Random | None = None
     resume: Checkpoint | None = None
+    actions: list[tuple[int, Action]] | None = None
 
 
 class DealSampler(ABC):
@@ -107,7 +112,8 @@ class DealSampler(ABC):
     @abstractmethod
     def actions(self, transcript: Transcript) -> list[tuple[int, Action]]:
         """Every action applied so far (seat, action), in order, as the seat's messages tell it:
-        its own answers and the public events of the others' moves."""
+        its own answers and the public events of the others' moves. A card that no message
+        shows (another seat's secret) is chosen per deal, in `Proposal.actions`."""
 
     @abstractmethod
     def propose(self, transcript: Transcript, rng: random.Random) -> Proposal:
@@ -129,8 +135,11 @@ def sampler_for(game: str) -> DealSampler:
 
 def replay(game: Game, transcript: Transcript, proposal: Proposal,
            actions: list[tuple[int, Action]]) -> GameState | None:
-    """The state reached by playing `actions` from `proposal`'s deal, or None unless the deal is
-    consistent with `transcript` (see the module's docstring)."""
+    """The state reached by playing `actions` (or the proposal's own, when it gives them) from
+    `proposal`'s deal, or None unless the deal is consistent with `transcript` (see the module's
+    docstring)."""
+    if proposal.actions is not None:
+        actions = proposal.actions
     reached = replay_until(game, transcript, proposal, actions, len(actions))
     if reached is None:
         return None

@@ -1,0 +1,367 @@
+"""Cuajo deals sampled from one seat's messages (what is encoded and why: cuajo.md § Sampling
+hidden cards (cardarena.search)).
+
+A deal is the engine's deck order (wire forms, top first), the dealer, and the card of every
+secret another seat laid (the seat sees only that a secret was laid). `propose` draws exactly
+uniformly among the deals in which every card the seat saw is where it saw it and every hidden
+hand held each card it was seen to give up (discards, secrets) when it gave it up; `replay` then
+checks the rest (purro flags, wins, claims and passes, which moves were legal).
+
+Cards are counted as deck orders (lists of wire names): the 4 copies of a card are identical, so
+two orders differing only by swapping copies are one deal, and a hand of repeated cards has fewer
+orders than a hand of distinct ones. Uniform over orders is uniform over labelled (distinguishable)
+shuffles, which is what dealing a shuffled deck does.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import cached_property
+from itertools import product
+from math import factorial, prod
+from typing import Any
+
+from cardarena.games.base import Action
+from cardarena.games.cuajo import COPIES, DEFAULT_MAX_TURNS, HAND_SIZE, NAME, TYPES, parse_card
+from cardarena.search.knowledge import DealSampler, Proposal, SamplingError, Transcript
+
+DECK_SIZE = TYPES * COPIES
+SOWEE_POSITION = 4 * HAND_SIZE + 1  # the card after the four hands (15 + 15 + 15 + the dealer's 16)
+STOCK_START = SOWEE_POSITION + 1  # the stock's top card; the k-th draw of the hand takes STOCK_START + k
+STOCK_SIZE = DECK_SIZE - STOCK_START
+#: each public event that begins an action, and the action's type
+ACTION_OF_EVENT = {"draw": "draw", "take": "take", "discard": "discard", "claim": "claim", "pass": "pass"}
+SECRET_ACTION = {"four": "secret", "sowee": "sowee_secret"}
+#: deals built in one `propose` before it gives up (SamplingError): about a minute here, reached only
+#: by hands whose hidden players were seen to give up very many cards
+MAX_PLACEMENTS = 200_000
+
+
+def packet_positions(dealer: int, seat: int) -> range:
+    """The deck positions dealt to `seat` (cuajo.md § Engine choices, dealing from a fixed deck)."""
+    if seat == dealer:
+        return range(3 * HAND_SIZE, 4 * HAND_SIZE + 1)
+    offset = (seat - dealer - 1) % 4
+    return range(offset * HAND_SIZE, (offset + 1) * HAND_SIZE)
+
+
+@dataclass
+class HiddenCard:
+    """A card in another seat's move that no message showed: a secret's four identical cards, or a
+    sowee secret's chosen fourth card. `candidates` are the card types it may be."""
+
+    action_index: int
+    candidates: list[int]
+
+
+@dataclass
+class Reading:
+    """What one transcript fixes about the deal: the actions, the cards seen at deck positions, and
+    per hidden hand the flow of cards in and out of it (for the cards it must have held)."""
+
+    actions: list[tuple[int, Action]]
+    dealer: int | None
+    own_packet: list[int] | None  # the seat's own dealt cards (None before its first decision)
+    seen_at: dict[int, int]  # deck position -> card type the seat saw there (sowee, shown draws, ...)
+    flows: dict[int, list[tuple]]  # per hidden seat: ("unseen", position) | ("in", type) | ("out", type or None, count, hidden index)
+    hidden_cards: list[HiddenCard] = field(default_factory=list)
+
+
+def read(transcript: Transcript) -> Reading:
+    """Walk the seat's events in order, rebuilding every action and where each seen card lay."""
+    seat = transcript.seat
+    options = transcript.options
+    max_turns = options.get("max_turns") or DEFAULT_MAX_TURNS
+    views = [message["view"] for message in transcript.decisions]
+    events = transcript.events()
+    dealer = options.get("dealer")
+    if views:
+        dealer = views[0]["dealer"]
+    elif dealer is None and events:
+        dealer = events[0]["seat"]  # the dealer's opening is the hand's first move
+    sowee = parse_card(views[0]["sowee"]) if views else None
+    reading = Reading(actions=[], dealer=dealer, seen_at={},
+                      own_packet=[parse_card(card) for card in views[0]["hand"]] if views else None,
+                      flows={other: [] for other in range(4) if other != seat or not views})
+    if sowee is not None:
+        reading.seen_at[SOWEE_POSITION] = sowee
+    answers = transcript.answers
+    answered = 0  # the seat's own actions met so far (its answers, in order)
+    draws = 0
+    turn = 1
+    automatic_take = False  # the next take is the empty stock's (or turn cap's) automatic one
+    for index, event in enumerate(events):
+        kind, mover = event["type"], event.get("seat")
+        flow = reading.flows.get(mover)
+        starts_action = kind in ACTION_OF_EVENT or kind == "secret"
+        if kind == "take" and automatic_take:
+            starts_action = False
+        if starts_action:
+            automatic_take = False
+            expected = SECRET_ACTION[event["kind"]] if kind == "secret" else ACTION_OF_EVENT[kind]
+            if flow is None:
+                if answered >= len(answers) or answers[answered]["type"] != expected:
+                    raise SamplingError(f"seat {seat}'s answers do not match its own {kind} event")
+                action = answers[answered]
+                answered += 1
+            elif kind == "secret":
+                action = {"type": expected, "card": None}
+                candidates = [t for t in range(TYPES) if event["kind"] == "four" or t != sowee]
+                reading.hidden_cards.append(HiddenCard(len(reading.actions), candidates))
+            else:
+                action = {"type": expected, "card": event["card"]} if kind == "discard" else {"type": expected}
+            reading.actions.append((mover, action))
+        if kind == "draw":
+            position = STOCK_START + draws
+            draws += 1
+            card = event.get("card")
+            if flow is None and card is None:
+                card = _own_draw(views, answered, events, index)
+            if card is not None:
+                reading.seen_at[position] = parse_card(card)
+            if flow is not None:
+                # a shown card claimed by another seat never reaches the drawer, but the hand ends
+                # at the claim, so counting it in adds no requirement
+                flow.append(("in", parse_card(card)) if card is not None else ("unseen", position))
+        elif kind in ("take", "claim"):
+            if flow is not None:
+                flow.append(("in", parse_card(event["card"])))
+        elif kind == "discard":
+            if flow is not None:
+                flow.append(("out", parse_card(event["card"]), 1, None))
+            if draws < STOCK_SIZE and turn < max_turns:
+                turn += 1
+            else:
+                automatic_take = True
+        elif kind == "secret" and flow is not None:
+            hidden = len(reading.hidden_cards) - 1
+            if event["kind"] == "four":
+                flow.append(("out", None, COPIES, hidden))
+            else:
+                if sowee is not None:
+                    flow.append(("out", sowee, COPIES - 1, None))
+                flow.append(("out", None, 1, hidden))
+        elif kind == "win":
+            for offset, card in enumerate(event.get("extra_cards", [])):
+                reading.seen_at[STOCK_START + draws + offset] = parse_card(card)
+    if answered < len(answers):  # the latest answer, whose events have not come back yet
+        reading.actions += [(seat, action) for action in answers[answered:]]
+    return reading
+
+
+def _own_draw(views: list[dict[str, Any]], answered: int, events: list[dict[str, Any]], index: int) -> str:
+    """The card the seat drew unshown: the one its next view gained, or the card it won with."""
+    following = events[index + 1] if index + 1 < len(events) else None
+    if following is not None and following["type"] == "win":
+        return following["card"]
+    gained = Counter(views[answered]["hand"]) - Counter(views[answered - 1]["hand"])
+    if sum(gained.values()) != 1:
+        raise SamplingError("the seat's hand did not gain exactly one card from its draw")
+    return next(iter(gained))
+
+
+@dataclass
+class Choice:
+    """One assignment of the hidden secret cards, with the requirements it implies and its weight."""
+
+    cards: tuple[int, ...]
+    units: list[tuple[int, int, int]]  # (seat, card type, k): one more copy lies in the seat's first k draws or its packet
+    rest: list[int]  # the unseen cards left once one copy per unit is set aside
+    weight: int  # (placement choices of the units) x (orders of the rest): 1 / the chance of one placement path
+
+    @cached_property
+    def units_by_seat(self) -> dict[int, list[tuple[int, int]]]:
+        """The units of each hand, (card type, k), in order of k."""
+        grouped: dict[int, list[tuple[int, int]]] = {}
+        for other, card, drawn in self.units:
+            grouped.setdefault(other, []).append((card, drawn))
+        return grouped
+
+
+class Plan:
+    """Everything `propose` needs that one transcript fixes, computed once per transcript state."""
+
+    def __init__(self, transcript: Transcript):
+        self.seat = transcript.seat
+        self.reading = read(transcript)
+        reading = self.reading
+        self.dealer = reading.dealer
+        self.fixed: dict[int, int] = dict(reading.seen_at)
+        unseen = [COPIES] * TYPES
+        for card in self.fixed.values():
+            unseen[card] -= 1
+        if reading.own_packet is not None:
+            for card in reading.own_packet:
+                unseen[card] -= 1
+        if min(unseen) < 0:
+            raise SamplingError("the seat's messages show a card more often than the deck holds it")
+        self.unseen = unseen
+        self.chains: dict[int, list[int]] = {}  # per hidden seat: packet positions, then its unseen draws
+        self.packet_sizes: dict[int, int] = {}
+        if self.dealer is not None:
+            for other, flow in reading.flows.items():
+                packet = list(packet_positions(self.dealer, other))
+                self.packet_sizes[other] = len(packet)
+                self.chains[other] = packet + [step[1] for step in flow if step[0] == "unseen"]
+        self.choices = self._choices()
+        if not self.choices:
+            raise SamplingError(f"no Cuajo deal gives seat {self.seat}'s hidden hands the cards they were seen to give up")
+        self.top_weight = max(choice.weight for choice in self.choices)
+        own = reading.own_packet is not None and self.dealer is not None
+        self.own_positions = list(packet_positions(self.dealer, self.seat)) if own else []
+        self.free_positions = [p for p in range(DECK_SIZE) if p not in self.fixed and p not in self.own_positions]
+        self.template: list[int | None] = [self.fixed.get(p) for p in range(DECK_SIZE)]
+
+    def _units(self, cards: tuple[int | None, ...]) -> list[tuple[int, int, int]]:
+        """The copies each hidden hand must have held, as (seat, type, k); an unknown hidden card (None)
+        adds none (a lower bound on the requirements, used to prune candidates)."""
+        units = []
+        for other, flow in self.reading.flows.items():
+            needed, required = [0] * TYPES, [0] * TYPES
+            drawn = 0
+            for step in flow:
+                if step[0] == "unseen":
+                    drawn += 1
+                elif step[0] == "in":
+                    needed[step[1]] -= 1
+                else:
+                    card = step[1] if step[3] is None else cards[step[3]]
+                    if card is None:
+                        continue
+                    needed[card] += step[2]
+                    while required[card] < needed[card]:
+                        required[card] += 1
+                        units.append((other, card, drawn))
+        return units
+
+    def _choice(self, cards: tuple[int | None, ...]) -> Choice | None:
+        """The requirements and weight of one assignment of hidden cards; None when no deal meets them."""
+        if self.dealer is None:
+            return Choice(cards, [], [t for t in range(TYPES) for _ in range(self.unseen[t])], 1)
+        units = self._units(cards)
+        left = self.unseen[:]
+        paths = 1
+        placed = Counter()
+        for other, card, drawn in units:
+            left[card] -= 1
+            free = self.packet_sizes[other] + drawn - placed[other]
+            if left[card] < 0 or free <= 0:
+                return None
+            paths *= free
+            placed[other] += 1
+        rest = [t for t in range(TYPES) for _ in range(left[t])]
+        orders = factorial(len(rest)) // prod(factorial(count) for count in left)
+        return Choice(cards, units, rest, paths * orders)
+
+    def _choices(self) -> list[Choice]:
+        """Every assignment of the hidden secret cards that some deal meets (each candidate pruned alone first)."""
+        hidden = self.reading.hidden_cards
+        alone = []
+        for index, card in enumerate(hidden):
+            partial: list[int | None] = [None] * len(hidden)
+            viable = []
+            for candidate in card.candidates:
+                partial[index] = candidate
+                if self._choice(tuple(partial)) is not None:
+                    viable.append(candidate)
+            alone.append(viable)
+        found = (self._choice(cards) for cards in product(*alone))
+        return [choice for choice in found if choice is not None]
+
+
+
+class CuajoSampler(DealSampler):
+    """Cuajo's deal sampler (see the module's docstring)."""
+
+    def __init__(self) -> None:
+        self._last: tuple[Transcript, tuple[int, int, bool], Plan] | None = None
+
+    def plan(self, transcript: Transcript) -> Plan:
+        """The plan of `transcript` as it stands now (the last one is kept: sampling asks many times)."""
+        key = (len(transcript.decisions), len(transcript.answers), transcript.game_end is not None)
+        if self._last is None or self._last[0] is not transcript or self._last[1] != key:
+            self._last = (transcript, key, Plan(transcript))
+        return self._last[2]
+
+    def actions(self, transcript: Transcript) -> list[tuple[int, Action]]:
+        return self.plan(transcript).reading.actions
+
+    def propose(self, transcript: Transcript, rng: random.Random) -> Proposal:
+        plan = self.plan(transcript)
+        for _ in range(MAX_PLACEMENTS):
+            choice = plan.choices[rng.randrange(len(plan.choices))]
+            if len(plan.choices) > 1 and rng.randrange(plan.top_weight) >= choice.weight:
+                continue
+            deck = _placed(plan, choice, rng)
+            if deck is not None:
+                break
+        else:
+            raise SamplingError(f"no Cuajo deal for seat {transcript.seat} kept in {MAX_PLACEMENTS} placements "
+                                "(its hidden hands were seen to give up too many cards)")
+        dealer = plan.dealer if plan.dealer is not None else rng.randrange(4)
+        actions = plan.reading.actions
+        if plan.reading.hidden_cards:
+            actions = actions[:]
+            for hidden, card in zip(plan.reading.hidden_cards, choice.cards):
+                mover, action = actions[hidden.action_index]
+                actions[hidden.action_index] = (mover, {**action, "card": NAME[card]})
+        return Proposal(deck=[NAME[t] for t in deck], options={"dealer": dealer}, actions=actions)
+
+
+def _placed(plan: Plan, choice: Choice, rng: random.Random) -> list[int] | None:
+    """One placement path, kept with chance 1 / (the number of paths that lead to the same deck);
+    None when not kept.
+
+    The path: each required copy on a free position of its hand's packet or first k draws (every
+    hand's requirements in order of k, so the number of free positions at each step is fixed:
+    earlier copies of that hand lie inside the same or a smaller set), then every other position
+    given a card drawn uniformly from the rest. The paths leading to one deck: the j-th copy of a
+    card that a hand needed could have been any copy of that card in its set except the j-1
+    before it (the sets are nested), a product, so one coin per required copy decides, each tossed
+    as soon as its set is filled (a rejected path costs less than a whole deal).
+    """
+    deck = plan.template[:]
+    for other, card, drawn in choice.units:
+        chain = plan.chains[other]
+        size = plan.packet_sizes[other] + drawn
+        while True:
+            position = chain[rng.randrange(size)]
+            if deck[position] is None:
+                break
+        deck[position] = card
+    pool = choice.rest[:]
+
+    def fill(position: int) -> int:
+        if deck[position] is None:
+            index = rng.randrange(len(pool))
+            pool[index], pool[-1] = pool[-1], pool[index]
+            deck[position] = pool.pop()
+        return deck[position]
+
+    for other, units in choice.units_by_seat.items():
+        chain = plan.chains[other]
+        packet = plan.packet_sizes[other]
+        counted = [0] * TYPES
+        met = [0] * TYPES
+        reached = 0
+        for card, drawn in units:
+            while reached < packet + drawn:
+                counted[fill(chain[reached])] += 1
+                reached += 1
+            paths = counted[card] - met[card]
+            met[card] += 1
+            if paths > 1 and rng.randrange(paths):
+                return None
+    for position in plan.free_positions:
+        fill(position)
+    if plan.own_positions:
+        own = plan.reading.own_packet[:]
+        rng.shuffle(own)
+        for position, card in zip(plan.own_positions, own):
+            deck[position] = card
+    return deck
+
+
+SAMPLER = CuajoSampler()

@@ -1,0 +1,368 @@
+"""Cuajo's deal sampler (runner/search/cuajo.py): the actions it reads back, the consistency of every
+sampled deal, exact uniformity of its proposals, and that it sees only the seat's own messages.
+Rules: runner/games/cuajo.md (§ Sampling hidden cards (cardarena.search) lists the constraints)."""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+from collections import Counter
+from math import factorial
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cardarena.games import get_game
+from cardarena.protocol.actions import random_action
+from cardarena.referee.match import Match
+from cardarena.referee.process import BotSpec, Limits
+from cardarena.referee.sandbox import SandboxSettings
+from cardarena.search import SamplingError, SeatKnowledge, Transcript, replay
+from cardarena.games.cuajo import NAME
+from cardarena.search.cuajo import SAMPLER, STOCK_START, packet_positions
+from tests.search_support_cuajo import play_recorded, positions, replayed_messages
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "sample_bots" / "heuristic"))
+
+from heuristic_bot import cuajo as heuristic  # noqa: E402  (the bot's folder is not a package)
+
+GAME = get_game("cuajo")
+#: every rule option that changes the deal or the play: the dealer drawn or given, the turn cap
+OPTION_SETS = ({}, {"dealer": 2}, {"max_turns": 14}, {"dealer": 0, "max_turns": 40})
+
+
+def random_policy(state, seat, legal, rng):
+    return random_action(legal, rng)
+
+
+def heuristic_policy(state, seat, legal, rng):
+    return heuristic.decide(state.view(seat), legal, rng)
+
+
+def masked(actions: list, seat: int) -> list:
+    """The actions as `seat` can know them: another seat's secret without its card."""
+    return [(mover, {**action, "card": None}) if mover != seat and action["type"] in ("secret", "sowee_secret")
+            else (mover, action) for mover, action in actions]
+
+
+def sampled(transcript: Transcript, rng: random.Random, attempts: int = 2000):
+    """The first consistent proposal and the state it gives (as SeatKnowledge.sample finds it)."""
+    actions = SAMPLER.actions(transcript)
+    for _ in range(attempts):
+        proposal = SAMPLER.propose(transcript, rng)
+        state = replay(GAME, transcript, proposal, actions)
+        if state is not None:
+            return proposal, state
+    raise AssertionError(f"no consistent deal in {attempts} proposals")
+
+
+def assert_consistent(transcript: Transcript, proposal, state) -> None:
+    """The sampled deal, played with the engine directly (not through `replay`), sends the seat
+    exactly the messages of its transcript, and the state shows it exactly its current view."""
+    rebuilt = replayed_messages("cuajo", transcript, proposal.deck, proposal.options, proposal.actions)
+    told = [(m["view"], m["events"], m["legal"]) for m in transcript.decisions]
+    assert [(m["view"], m["events"], m["legal"]) for m in rebuilt.decisions] == told
+    assert rebuilt.answers == transcript.answers
+    if transcript.game_end is None:
+        assert not state.is_over() and state.view(transcript.seat) == transcript.current_view()
+    else:
+        assert state.is_over() and rebuilt.game_end["events"] == transcript.game_end["events"]
+
+
+def no_other_purro_yet(transcript: Transcript) -> bool:
+    """Whether no other seat has been purro so far (sampling past that is left to replay and slow:
+    cuajo.md § Sampling hidden cards)."""
+    return not any(event["type"] == "purro" and event["seat"] != transcript.seat for event in transcript.events())
+
+
+# ---------------------------------------------------------------- reading the actions back
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10**6), options=st.sampled_from(OPTION_SETS), heuristic_play=st.booleans())
+def test_actions_read_from_one_seats_messages_are_the_games_actions(seed, options, heuristic_play):
+    played = play_recorded("cuajo", 4, options, seed, heuristic_policy if heuristic_play else random_policy)
+    for seat, transcript in enumerate(played.transcripts):
+        assert SAMPLER.actions(transcript) == masked(played.actions, seat)
+
+
+def test_the_automatic_take_after_the_turn_cap_is_not_an_action():
+    """cuajo.md § Engine choices (max_turns): once the last turn is over, the next player takes the
+    last discard automatically when it completes the hand; the take event is no move of theirs."""
+    complete_but_one = ["Ao", "Ac", "Ae", "3o", "4o", "5o", "3c", "4c", "5c", "Jo", "Ho", "Ko", "Jc", "Hc", "Kc"]
+    rest = GAME.deck(4)
+    for card in complete_but_one + ["Ab"]:
+        rest.remove(card)
+    random.Random(0).shuffle(rest)
+    deck = complete_but_one + rest[:45] + ["Ab"] + rest[45:]
+    played = play_recorded("cuajo", 4, {"dealer": 0, "max_turns": 1}, 0,
+                           lambda state, seat, legal, rng: {"type": "discard", "card": "Ab"}, deck=deck)
+    assert [event["type"] for event in played.transcripts[0].game_end["events"]] == ["discard", "take", "win"]
+    for transcript in played.transcripts:
+        assert SAMPLER.actions(transcript) == [(0, {"type": "discard", "card": "Ab"})]
+
+
+# ---------------------------------------------------------------- consistency
+
+
+def consistency_positions(policy, seeds, every: int):
+    """Transcripts at every `every`-th decision of each seat, and at the end, in every option set."""
+    for options in OPTION_SETS:
+        for seed in seeds:
+            played = play_recorded("cuajo", 4, options, seed, policy)
+            for transcript in played.transcripts:
+                for index, position in enumerate(positions(transcript)):
+                    if (index % every == 0 or position.game_end is not None) and no_other_purro_yet(position):
+                        yield position
+
+
+@pytest.mark.parametrize("policy, seeds, every", [(random_policy, range(4), 2), (heuristic_policy, range(12), 1)],
+                         ids=["random", "heuristic"])
+def test_every_sampled_deal_gives_the_seat_exactly_what_it_saw(policy, seeds, every):
+    rng = random.Random(7)
+    checked = 0
+    for transcript in consistency_positions(policy, seeds, every):
+        if len(transcript.decisions) > 24:  # late positions cost seconds each: the bench measures them
+            continue
+        assert_consistent(transcript, *sampled(transcript, rng))
+        checked += 1
+    assert checked >= 300
+
+
+def test_secrets_laid_by_other_seats_get_a_card_from_the_deal():
+    """cuajo.md § Secrets: another seat's secret is face down; the sampled deal chooses its cards
+    (the four identical cards, or a sowee secret's fourth card) so that replaying it is legal."""
+    rng = random.Random(3)
+    seen = Counter()
+    for seed in range(400):
+        played = play_recorded("cuajo", 4, {"max_turns": 24}, seed, random_policy)
+        for seat, transcript in enumerate(played.transcripts):
+            kinds = [e["kind"] for e in transcript.game_end["events"] if e["type"] == "secret" and e["seat"] != seat]
+            kinds += [e["kind"] for m in transcript.decisions for e in m["events"]
+                      if e["type"] == "secret" and e["seat"] != seat]
+            if kinds and no_other_purro_yet(transcript):
+                proposal, state = sampled(transcript, rng)
+                assert_consistent(transcript, proposal, state)
+                laid = [action for mover, action in proposal.actions
+                        if mover != seat and action["type"] in ("secret", "sowee_secret")]
+                assert laid and all(action["card"] is not None for action in laid)
+                seen.update(kinds)
+        if seen["four"] >= 3 and seen["sowee"] >= 3:
+            break
+    assert seen["four"] >= 3 and seen["sowee"] >= 3, seen
+
+
+def recording_bot(tmp_path: Path) -> BotSpec:
+    """A random bot that writes every message it receives, and its answers, to messages.json."""
+    script = tmp_path / "recorder.py"
+    script.write_text(
+        "import json, sys\n"
+        "from cardarena.protocol.bot import RandomBot, run\n"
+        "log = []\n"
+        "class Recorder(RandomBot):\n"
+        "    def start_game(self, info):\n"
+        "        super().start_game(info); log.append(info)\n"
+        "    def decide(self, view, legal, request):\n"
+        "        action = super().decide(view, legal, request); log.append(request); log.append({'answer': action})\n"
+        "        return action\n"
+        "    def end_game(self, info):\n"
+        f"        log.append(info); open({str(tmp_path / 'messages.json')!r}, 'w').write(json.dumps(log))\n"
+        "run(Recorder(seed=5))\n")
+    return BotSpec(name="recorder", command=(sys.executable, str(script)))
+
+
+def test_knowledge_fed_only_a_real_match_transcript_samples_consistent_states(tmp_path):
+    bots = [recording_bot(tmp_path)] + [BotSpec(name=f"random{i}", command=(
+        sys.executable, str(ROOT / "sample_bots" / "random" / "bot.py"), "--seed", str(i))) for i in range(3)]
+    limits = Limits(handshake_timeout=10.0, decision_timeout=2.0, sandbox=SandboxSettings(mode="none"))  # it writes a file
+    with Match(bots, limits) as match:
+        match.play(GAME, seed=11, options={"max_turns": 16})
+    messages = json.loads((tmp_path / "messages.json").read_text())
+    knowledge = SeatKnowledge(messages[0])
+    rng = random.Random(1)
+    for message in messages[1:]:
+        if "answer" in message:
+            knowledge.answered(message["answer"])
+            continue
+        knowledge.observe(message)
+        if message["type"] == "decision":
+            state = knowledge.sample(rng)
+            assert state.view(knowledge.transcript.seat) == message["view"]
+    final = knowledge.sample(rng)
+    assert final.is_over() and final.reveal()["outcome"] == messages[-1]["reveal"]["outcome"]
+
+
+def test_a_proposal_that_keeps_no_deal_within_its_budget_says_so(monkeypatch):
+    from cardarena.search import cuajo as sampler_module
+    played = play_recorded("cuajo", 4, {"dealer": 1}, 3, random_policy)
+    late = list(positions(played.transcripts[0]))[-2]
+    monkeypatch.setattr(sampler_module, "MAX_PLACEMENTS", 1)
+    with pytest.raises(SamplingError, match="kept in 1 placements"):
+        for seed in range(50):  # a late position keeps far fewer than one deal in two
+            SAMPLER.propose(late, random.Random(seed))
+
+
+# ---------------------------------------------------------------- uniformity
+
+
+def nested_requirements_position() -> tuple[Transcript, dict[str, int]]:
+    """Seat 2's second draw, dealer 0: the dealer discarded Ao at its opening and again after a draw
+    seat 2 did not see, seat 1 discarded 3c after such a draw (the others' discards went back and forth).
+    So the dealer's 16 cards held an Ao, its cards and first draw two, and seat 1's cards and first
+    draw a 3c: nested sets (cuajo.md § A turn: one discards from the hand). Returns the transcript and
+    how many copies of Ao and 3c the seat has not seen."""
+    layout = {packet_positions(0, 0).start: "Ao", STOCK_START: "3c", STOCK_START + 1: "5o", STOCK_START + 2: "Ao"}
+    rest = GAME.deck(4)
+    for card in layout.values():
+        rest.remove(card)
+    random.Random(4).shuffle(rest)
+    cards = iter(rest)
+    deck = [layout[p] if p in layout else next(cards) for p in range(len(rest) + len(layout))]
+    script = [(0, {"type": "discard", "card": "Ao"}), (1, {"type": "draw"}), (1, {"type": "discard", "card": "3c"}),
+              (2, {"type": "draw"}), (2, {"type": "discard", "card": "5o"}), (3, {"type": "take"}),
+              (3, {"type": "discard", "card": "5o"}), (0, {"type": "draw"}), (0, {"type": "discard", "card": "Ao"}),
+              (1, {"type": "take"}), (1, {"type": "discard", "card": "Ao"})]
+    queue = list(script)
+    played = play_recorded("cuajo", 4, {"dealer": 0}, 0,
+                           lambda state, seat, legal, rng: queue.pop(0)[1] if queue else legal[0], deck=deck)
+    transcript = next(p for p in positions(played.transcripts[2]) if len(p.decisions) == 3)
+    assert transcript.current_view()["phase"] == "draw" and transcript.answers == [a for s, a in script if s == 2]
+    assert not any(event["type"] == "purro" or "card" in event and event["type"] == "draw"
+                   for event in transcript.events()), "the scripted deal must show no stock card"
+    seen = deck[15:30] + [deck[61], deck[STOCK_START + 1]]
+    return transcript, {card: 4 - seen.count(card) for card in ("Ao", "3c")}
+
+
+def exact_distribution(unseen: dict[str, int], free: int) -> dict[tuple[int, int, int, int], float]:
+    """Exact chance of (Ao in the dealer's 16, Ao its first draw, 3c in seat 1's 15, 3c its first draw)
+    over every order of the unseen cards with the required copies where the discards need them.
+
+    Every deck order with the same counts of Ao and 3c in each zone (dealer's packet, its draw,
+    seat 1's packet, its draw, everything else) is equally many: per zone, the ways to seat those
+    copies among its positions, times the orders of all other cards over what is left (the same
+    number for every table), so enumerating the tables of counts enumerates the deals."""
+    zones = [16, 1, 15, 1, free - 33]
+    totals = Counter()
+
+    def spread(copies: int) -> list[tuple[int, ...]]:
+        found = []
+
+        def extend(prefix, left):
+            if len(prefix) == len(zones) - 1:
+                found.append(tuple(prefix) + (left,))
+                return
+            for count in range(min(left, zones[len(prefix)]) + 1):
+                extend(prefix + [count], left - count)
+        extend([], copies)
+        return found
+
+    for aces in spread(unseen["Ao"]):
+        if aces[0] < 1 or aces[0] + aces[1] < 2:
+            continue
+        for threes in spread(unseen["3c"]):
+            if threes[2] + threes[3] < 1 or any(a + t > size for a, t, size in zip(aces, threes, zones)):
+                continue
+            ways = 1
+            for a, t, size in zip(aces, threes, zones):
+                ways *= factorial(size) // (factorial(a) * factorial(t) * factorial(size - a - t))
+            totals[aces[0], aces[1], threes[2], threes[3]] += ways
+    whole = sum(totals.values())
+    return {key: ways / whole for key, ways in totals.items()}
+
+
+def statistic(deck: list[str]) -> tuple[int, int, int, int]:
+    dealer, seat1 = packet_positions(0, 0), packet_positions(0, 1)
+    return (sum(deck[p] == "Ao" for p in dealer), int(deck[STOCK_START + 2] == "Ao"),
+            sum(deck[p] == "3c" for p in seat1), int(deck[STOCK_START] == "3c"))
+
+
+def chi_square_p_value(observed: Counter, expected: dict, samples: int) -> float:
+    """Pearson's chi-square p-value, cells of expected count below 5 pooled into one."""
+    from scipy.stats import chi2
+    cells, pooled_obs, pooled_exp = [], 0, 0.0
+    for key, chance in expected.items():
+        if chance * samples >= 5:
+            cells.append((observed[key], chance * samples))
+        else:
+            pooled_obs, pooled_exp = pooled_obs + observed[key], pooled_exp + chance * samples
+    cells.append((pooled_obs + sum(v for k, v in observed.items() if k not in expected), pooled_exp))
+    stat = sum((o - e) ** 2 / e for o, e in cells if e > 0)
+    return chi2.sf(stat, len(cells) - 1)
+
+
+SAMPLES = 8_000
+FREE_POSITIONS = 112 - 15 - 1 - 1  # the deck less what seat 2 saw: its own cards, the sowee, its own draw
+
+
+def proposal_statistics(propose, transcript, seed: int) -> Counter:
+    rng = random.Random(seed)
+    return Counter(statistic(propose(transcript, rng).deck) for _ in range(SAMPLES))
+
+
+def test_proposals_are_exactly_uniform_over_the_deals_with_the_required_cards():
+    """Chi-square against the exact enumeration (`exact_distribution`), 8,000 proposals, fixed seed:
+    passes when p > 0.001. The statistic is the placement of the two cards with nested requirements,
+    the part of the deal that the sampler's correction for identical copies makes uniform."""
+    transcript, unseen = nested_requirements_position()
+    expected = exact_distribution(unseen, FREE_POSITIONS)
+    observed = proposal_statistics(SAMPLER.propose, transcript, seed=1)
+    assert chi_square_p_value(observed, expected, SAMPLES) > 0.001
+
+
+def test_the_same_test_fails_a_sampler_that_never_deals_the_dealers_first_draw_an_ace():
+    transcript, unseen = nested_requirements_position()
+    expected = exact_distribution(unseen, FREE_POSITIONS)
+
+    def biased(transcript, rng):
+        while True:
+            proposal = SAMPLER.propose(transcript, rng)
+            if proposal.deck[STOCK_START + 2] != "Ao":
+                return proposal
+
+    assert chi_square_p_value(proposal_statistics(biased, transcript, seed=1), expected, SAMPLES) < 0.001
+
+
+# ---------------------------------------------------------------- no leak
+
+
+def draw_and_throw_back(state, seat, legal, rng):
+    """Draw, then discard the card just drawn when allowed (a move that shows nothing else of the hand)."""
+    if {"type": "draw"} in legal:
+        return {"type": "draw"}
+    drawn = {"type": "discard", "card": NAME[state.turn_card]} if state.turn_card is not None else None
+    return drawn if drawn in legal else legal[-1]
+
+
+def twin_games() -> tuple[Transcript, Transcript]:
+    """Seat 1's transcripts at its last decision of two games it sees alike, though a card of seat
+    3's hand and one deep in the stock swapped places (the game_end's reveal would tell them apart)."""
+    options = {"dealer": 0, "max_turns": 9}
+    for seed in range(50):
+        deck = GAME.deck(4)
+        random.Random(seed).shuffle(deck)
+        twin = deck[:]
+        position = packet_positions(0, 3).start
+        twin[position], twin[-1] = twin[-1], twin[position]
+        first = play_recorded("cuajo", 4, options, 0, draw_and_throw_back, deck=deck)
+        second = play_recorded("cuajo", 4, options, 0, draw_and_throw_back, deck=twin)
+        last = [list(positions(played.transcripts[1]))[-2] for played in (first, second)]
+        if last[0] == last[1] and first.state.hidden_cards(1) != second.state.hidden_cards(1):
+            return last[0], last[1]
+    raise AssertionError("no deck in 50 gave two games that seat 1 sees alike")
+
+
+def test_samples_depend_on_the_seats_messages_not_on_the_hidden_cards():
+    twins = twin_games()
+    for seed in range(5):
+        one, two = (SAMPLER.propose(transcript, random.Random(seed)) for transcript in twins)
+        assert one == two
+        reveals = []
+        for transcript in twins:
+            knowledge = SeatKnowledge(transcript.game_start)
+            knowledge.transcript = transcript
+            reveals.append(knowledge.sample(random.Random(seed)).reveal())
+        assert reveals[0] == reveals[1]
