@@ -8,7 +8,9 @@ each `exec` the next, so no Python runs between fork and exec (no `preexec_fn`):
     sh -c 'echo $$ >cgroup.procs ...; exec "$@"'    join the bot's own memory, pids and cpu cgroups
     prlimit --nofile=... --fsize=... --core=0        rlimits (address space / processes only
                                                      where no cgroup could be made)
-    bwrap --unshare-pid --unshare-net ...            namespaces, read-only binds, private tmpfs
+    bwrap --args FD -- ...                           namespaces, read-only binds, private tmpfs, the
+                                                     seccomp filter and constant /proc counters (its
+                                                     options come through a memfd, not argv)
       setpriv --reuid=65534 ... env -i ...           as root: drop to `nobody`, then the bot's env
     or setpriv --pdeathsig KILL                      without bubblewrap: die with the referee
     the bot's own command
@@ -38,6 +40,7 @@ from typing import Any, Callable, Sequence
 
 import cardarena
 import cardarena.protocol
+from cardarena.referee import hostview, seccomp
 
 AUTO, BWRAP, NONE = "auto", "bwrap", "none"
 SANDBOX_MODES = (AUTO, BWRAP, NONE)
@@ -368,6 +371,13 @@ class Confinement:
     scratch: str | None = None  # the private HOME and TMPDIR without bubblewrap, removed afterwards
     preexec: Callable[[], None] | None = None  # only where prlimit is missing (not Linux)
     rlimits: dict[str, int] = field(default_factory=dict)
+    fds: list[int] = field(default_factory=list)  # what bubblewrap reads its arguments from: hand them down
+
+    def close_fds(self) -> None:
+        """Close the descriptors handed down to the bot's process (once it is started, or instead)."""
+        for fd in self.fds:
+            os.close(fd)
+        self.fds = []
 
     def cap_evidence(self, returncode: int | None, stderr_tail: str) -> str | None:
         """Which cap stopped the bot, with its value, judged from the kernel's counters, the signal
@@ -394,6 +404,7 @@ class Confinement:
 
     def release(self) -> None:
         """Remove the bot's cgroups (killing anything left in them) and its private folders."""
+        self.close_fds()
         if self.cgroups is not None:
             self.cgroups.release()
         if self.scratch is not None:
@@ -412,6 +423,7 @@ def prepare(command: Sequence[str], cwd: str | None, folder: str | None, env: Se
     bot_env = _bot_env(env, pass_env, settings)
     _check_executable(command, cwd, bot_env.get("PATH", os.defpath))
     cgroups = Cgroups(settings)
+    fds: list[int] = []
     try:
         rlimits = {"nofile": settings.open_files, "fsize": settings.file_size_mb * _MIB, "core": 0}
         if "memory" not in cgroups.paths:
@@ -422,7 +434,7 @@ def prepare(command: Sequence[str], cwd: str | None, folder: str | None, env: Se
         scratch = None
         if mode == BWRAP:
             bot_env.update(HOME=BOT_HOME, TMPDIR="/tmp", PYTHONPATH=_sdk_path(SDK_ROOT, bot_env))
-            inner, outer_env = _bwrap_command(command, cwd, folder, bot_env, settings)
+            inner, outer_env, fds = _bwrap_command(command, cwd, folder, bot_env, settings)
             workdir = None
         else:
             scratch = tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-")
@@ -439,9 +451,11 @@ def prepare(command: Sequence[str], cwd: str | None, folder: str | None, env: Se
         if cgroups.paths:
             argv = ["/bin/sh", "-c", _JOIN_CGROUPS, "sh", *cgroups.procs_files(), "--", *argv]
         return Confinement(argv, outer_env, workdir, mode, settings, cgroups if cgroups.paths else None,
-                           scratch, preexec, rlimits)
+                           scratch, preexec, rlimits, fds)
     except BaseException:
         cgroups.release()
+        for fd in fds:
+            os.close(fd)
         raise
 
 
@@ -607,8 +621,9 @@ class _Mounts:
 
 
 def _bwrap_command(command: Sequence[str], cwd: str | None, folder: str | None, bot_env: dict[str, str],
-                   settings: SandboxSettings) -> tuple[list[str], dict[str, str]]:
-    """The bubblewrap command line around the bot, and the environment bubblewrap itself gets."""
+                   settings: SandboxSettings) -> tuple[list[str], dict[str, str], list[int]]:
+    """The bubblewrap command line around the bot, the environment bubblewrap itself gets, and the
+    descriptors it reads its arguments from."""
     root = os.geteuid() == 0
     mounts = _Mounts()
     for top in SYSTEM_DIRS:
@@ -637,19 +652,57 @@ def _bwrap_command(command: Sequence[str], cwd: str | None, folder: str | None, 
     workdir = str(Path(cwd).resolve()) if cwd is not None else os.getcwd()
     if not any(workdir == path or workdir.startswith(path.rstrip("/") + "/") for path in own):
         mounts.add("--dir", None, workdir, perms="0755")
-    args = [_tool("bwrap"), *_namespace_args(), "--die-with-parent", "--new-session", *mounts.args,
-            "--chdir", workdir]
+    handover = _Handover()  # from here on nothing refuses the bot: the descriptors reach Confinement
+    args = [*_namespace_args(), "--die-with-parent", "--new-session", *_seccomp_args(handover), *mounts.args,
+            *_host_counters_covered(handover, settings), "--chdir", workdir]
     if root:
         # bubblewrap runs as root here (no user namespace): drop to nobody, with no capabilities and
         # no way to regain any, before the bot's own environment (LD_PRELOAD, say) can take effect
-        args += ["--clearenv", "--setenv", "PATH", "/usr/sbin:/usr/bin:/sbin:/bin", "--",
-                 _tool("setpriv"), f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
-                 "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--",
-                 _tool("env"), "-i", "--", *(f"{name}={value}" for name, value in bot_env.items()), *command]
+        args += ["--clearenv", "--setenv", "PATH", "/usr/sbin:/usr/bin:/sbin:/bin"]
+        run = [_tool("setpriv"), f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--inh-caps=-all",
+               "--bounding-set=-all", "--no-new-privs", "--",
+               _tool("env"), "-i", "--", *(f"{name}={value}" for name, value in bot_env.items()), *command]
     else:
-        args += ["--clearenv", *itertools.chain.from_iterable(("--setenv", n, v) for n, v in bot_env.items()),
-                 "--", *command]
-    return args, {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
+        args += ["--clearenv", *itertools.chain.from_iterable(("--setenv", n, v) for n, v in bot_env.items())]
+        run = list(command)
+    # bubblewrap's options travel through a file descriptor, not argv: the sandbox's process 1 is
+    # bubblewrap, whose command line anyone inside can read, and they name the organiser's folders.
+    # The command itself cannot (bubblewrap takes it from argv): it is the bot's own, with its variables.
+    options = handover.add("".join(f"{arg}\0" for arg in args).encode())
+    return [_tool("bwrap"), "--args", options, "--", *run], {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}, handover.fds
+
+
+class _Handover:
+    """Data bubblewrap reads from file descriptors the bot's process inherits (memfds, which
+    `Confinement` closes once the process is started)."""
+
+    def __init__(self) -> None:
+        self.fds: list[int] = []
+
+    def add(self, data: bytes) -> str:
+        """A new descriptor that reads `data` from its start, as bubblewrap's argument names it."""
+        fd = os.memfd_create("cardarena-bwrap")
+        self.fds.append(fd)
+        os.write(fd, data)
+        os.lseek(fd, 0, os.SEEK_SET)
+        return str(fd)
+
+
+def _seccomp_args(handover: _Handover) -> list[str]:
+    """bubblewrap's arguments that load the bots' seccomp filter (none where there is no filter)."""
+    program = seccomp.filter_program()
+    return [] if program is None else ["--seccomp", handover.add(program)]
+
+
+def _host_counters_covered(handover: _Handover, settings: SandboxSettings) -> list[str]:
+    """bubblewrap's arguments that cover the machine-wide counters of the new /proc with constant
+    files and empty folders (see `hostview`)."""
+    args = []
+    for path, content in hostview.constant_files(settings.memory_mb).items():
+        args += ["--perms", "0444", "--ro-bind-data", handover.add(content), path]
+    for path in hostview.empty_folders():
+        args += ["--perms", "0555", "--tmpfs", path]
+    return args
 
 
 def _check_readable_by_nobody(folders: list[str]) -> None:
