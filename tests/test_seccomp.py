@@ -59,6 +59,10 @@ def refused(error: int) -> int:
     (327, (3, 0, 1, 0, 0, 0x10), SECCOMP_RET_ALLOW),  # preadv2 RWF_APPEND
     (221, (3, 0, 0, 4), refused(0)),  # fadvise64 DONTNEED: ignored
     (221, (3, 0, 0, 2), SECCOMP_RET_ALLOW),  # fadvise64 SEQUENTIAL
+    (28, (0, 4096, 12), refused(0)),  # madvise MADV_MERGEABLE: ignored
+    (28, (0, 4096, 4), SECCOMP_RET_ALLOW),  # madvise MADV_DONTNEED (the allocator's)
+    (157, (67,), refused(errno.EINVAL)),  # prctl PR_SET_MEMORY_MERGE
+    (157, (38, 1), SECCOMP_RET_ALLOW),  # prctl PR_SET_NO_NEW_PRIVS (setpriv's)
     (41, (40, 1, 0), refused(errno.EAFNOSUPPORT)),  # socket AF_VSOCK
     (41, (2, 1, 0), SECCOMP_RET_ALLOW),  # socket AF_INET
     (41, (1, 1, 0), SECCOMP_RET_ALLOW),  # socket AF_UNIX

@@ -696,10 +696,11 @@ def _seccomp_args(handover: _Handover) -> list[str]:
 
 def _host_counters_covered(handover: _Handover, settings: SandboxSettings) -> list[str]:
     """bubblewrap's arguments that cover the machine-wide counters of the new /proc with constant
-    files and empty folders (see `hostview`)."""
+    files and empty folders (see `hostview`). Each file is the sandbox's own copy, so it needs no
+    read-only remount (a mount operation per file saved at every start)."""
     args = []
     for path, content in hostview.constant_files(settings.memory_mb).items():
-        args += ["--perms", "0444", "--ro-bind-data", handover.add(content), path]
+        args += ["--perms", "0444", "--bind-data", handover.add(content), path]
     for path in hostview.empty_folders():
         args += ["--perms", "0555", "--tmpfs", path]
     return args

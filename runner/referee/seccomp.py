@@ -12,13 +12,17 @@ to a partner at another table. Refused here:
   commands), `inotify` and `fanotify`: state kept on an inode, and the system's files are the same
   inodes in every sandbox;
 - page-cache probes that answer without timing (`preadv2` with `RWF_NOWAIT`, `cachestat`,
-  `mincore`) and eviction (`fadvise(DONTNEED)`, ignored), and `io_uring`, which does file I/O past
-  this filter;
+  `mincore`) and eviction (`fadvise(DONTNEED)`, ignored), same-page merging across processes (KSM:
+  `madvise(MADV_MERGEABLE)` is ignored, `PR_SET_MEMORY_MERGE` refused), whose copy-on-write faults
+  time another sandbox's memory, and `io_uring`, which does file I/O past this filter;
 - host-wide counters (`sysinfo`: load, free memory, process count) and the kernel log (`syslog`);
 - socket families other than unix, IPv4, IPv6 and netlink (vsock, say, which no namespace scopes);
 - new namespaces (`unshare`, `setns`, namespace flags of `clone`; `clone3`, whose flags this filter
   cannot read, answers ENOSYS so the C library falls back to `clone`), and `bpf`, `perf_event_open`
   and `userfaultfd`, kernel surface a bot has no use for.
+
+Not refused, since every threaded program needs them: shared futexes, which on the pages of a shared
+file reach across sandboxes (README, Sandbox, "What bubblewrap cannot close").
 
 The filter is classic BPF as bubblewrap's `--seccomp FD` takes it: a bot is x86_64 code; calls from
 another architecture or the x32 ABI are refused. `filter_program()` is None on other machines,
@@ -73,6 +77,7 @@ _F_LEASE_NOTIFY = (1024, 1025, 1026)  # F_SETLEASE, F_GETLEASE, F_NOTIFY
 _CLONE_NEW_NAMESPACES = 0x7E020080  # CLONE_NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET|NEWTIME
 _RWF_NOWAIT = 0x8
 _POSIX_FADV_DONTNEED = 4
+_MADV_MERGEABLE, _PR_SET_MEMORY_MERGE = 12, 67  # same-page merging (KSM), where the machine runs it
 _SOCKET_FAMILIES = (1, 2, 10, 16)  # AF_UNIX, AF_INET, AF_INET6, AF_NETLINK
 
 #: x86_64 system call numbers (asm/unistd_64.h)
@@ -92,6 +97,8 @@ RULES = (
     Rule(451, errno.ENOSYS),  # cachestat
     Rule(27, errno.ENOSYS),  # mincore
     Rule(221, 0, arg=3, values=(_POSIX_FADV_DONTNEED,)),  # fadvise64: advice ignored
+    Rule(28, 0, arg=2, values=(_MADV_MERGEABLE,)),  # madvise: advice ignored
+    Rule(157, errno.EINVAL, arg=0, values=(_PR_SET_MEMORY_MERGE,)),  # prctl
     Rule(425, errno.ENOSYS),  # io_uring_setup
     Rule(426, errno.ENOSYS),  # io_uring_enter
     Rule(427, errno.ENOSYS),  # io_uring_register
