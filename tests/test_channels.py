@@ -10,6 +10,7 @@ the suite has no non-root variant of these runs (the tests do not switch users).
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import sys
@@ -28,7 +29,9 @@ SECRET = "10110010"
 LIVE_ONLY = ("flock", "posix-lock", "ofd-lock", "inotify", "fanotify", "abstract")
 #: named objects that outlive their process where nothing scopes them
 LASTING = ("keyring", "sysv-shm", "posix-mq", "dev-shm", "tmp")
-CHANNELS = LIVE_ONLY + LASTING + ("home",)
+#: counts the kernel keeps per user: one bit (the secret's first), and only among unprivileged users
+PER_USER = ("pipe-buffers",)
+CHANNELS = LIVE_ONLY + LASTING + PER_USER + ("home",)
 
 
 def covert(mode: str, tmp_path: Path, name: str, *args: str) -> BotProcess:
@@ -100,6 +103,13 @@ def test_no_bit_passes_between_two_live_sandboxes(reports, channel):
 @pytest.mark.parametrize("channel", LIVE_ONLY + LASTING)
 def test_without_a_sandbox_the_bits_come_through(reports, channel):
     assert reports("none", "live")[channel] == SECRET
+
+
+@pytest.mark.parametrize("channel", PER_USER)
+def test_without_a_sandbox_a_bit_comes_through_what_the_kernel_counts_per_user(reports, channel):
+    if os.geteuid() == 0:
+        pytest.skip("without bubblewrap a root organiser's bots run as root, whom these counts do not limit")
+    assert reports("none", "live")[channel] == SECRET[0]
 
 
 @pytest.mark.parametrize("channel", CHANNELS)

@@ -11,7 +11,7 @@ each `exec` the next, so no Python runs between fork and exec (no `preexec_fn`):
     bwrap --args FD -- ...                           namespaces, read-only binds, private tmpfs, the
                                                      seccomp filter and constant /proc counters (its
                                                      options come through a memfd, not argv)
-      setpriv --reuid=65534 ... env -i ...           as root: drop to `nobody`, then the bot's env
+      setpriv --reuid=UID ... env -i ...             as root: drop to a uid of the bot's own, then its env
     or setpriv --pdeathsig KILL                      without bubblewrap: die with the referee
     the bot's own command
 
@@ -27,6 +27,7 @@ import functools
 import itertools
 import os
 import re
+import secrets
 import shutil
 import signal
 import stat
@@ -44,7 +45,13 @@ from cardarena.referee import hostview, seccomp
 
 AUTO, BWRAP, NONE = "auto", "bwrap", "none"
 SANDBOX_MODES = (AUTO, BWRAP, NONE)
-NOBODY = 65534  # the unprivileged uid and gid a bot runs as when the organiser is root
+NOBODY = 65534  # the unprivileged gid a bot runs as when the organiser is root (`nogroup`)
+#: where the uid a bot runs as when the organiser is root is drawn from, one per bot process: far above
+#: any account's or container's, so no file is its own, and the kernel's per-user counts (pipe buffers,
+#: pending signals, message queue bytes, locked memory) that one bot could fill and another observe
+#: are not shared (two bots drawing the same uid at once: about 1 in 10^5 for 100 concurrent bots)
+BOT_UIDS = range(0x40000000, 0x7FFF0000)
+BOT_USER = "bot"  # the bot's uid's name in the sandbox's /etc/passwd
 BOT_HOME = "/home/bot"  # HOME inside the sandbox (a private tmpfs)
 SDK_ROOT = "/opt/cardarena"  # the `cardarena` package a bot imports is SDK_ROOT/lib/cardarena (read-only)
 #: entries of the `cardarena` package a bot does not see: other bots, and the old-name stub (apart)
@@ -159,7 +166,7 @@ def describe(settings: SandboxSettings) -> str:
     """Which sandbox bots run under here, and their caps, in one line (check's report says it)."""
     mode = effective_mode(settings)
     if mode == BWRAP:
-        who = f"uid {NOBODY}" if os.geteuid() == 0 else "the organiser's uid in a user namespace"
+        who = "a uid of its own" if os.geteuid() == 0 else "the organiser's uid in a user namespace"
         where = f"bubblewrap (no network, own PID namespace, {who}, read-only folder, private /tmp and HOME)"
     elif settings.mode == NONE:
         where = "none (--sandbox none: clean environment and caps only)"
@@ -428,13 +435,13 @@ def prepare(command: Sequence[str], cwd: str | None, folder: str | None, env: Se
         rlimits = {"nofile": settings.open_files, "fsize": settings.file_size_mb * _MIB, "core": 0}
         if "memory" not in cgroups.paths:
             rlimits["as"] = settings.memory_mb * _MIB
-        bot_uid = NOBODY if mode == BWRAP and os.geteuid() == 0 else os.getuid()
+        bot_uid = secrets.choice(BOT_UIDS) if mode == BWRAP and os.geteuid() == 0 else os.getuid()
         if "pids" not in cgroups.paths and bot_uid != 0:  # the kernel exempts root from RLIMIT_NPROC
             rlimits["nproc"] = settings.processes + _tasks_of(bot_uid)
         scratch = None
         if mode == BWRAP:
             bot_env.update(HOME=BOT_HOME, TMPDIR="/tmp", PYTHONPATH=_sdk_path(SDK_ROOT, bot_env))
-            inner, outer_env, fds = _bwrap_command(command, cwd, folder, bot_env, settings)
+            inner, outer_env, fds = _bwrap_command(command, cwd, folder, bot_env, settings, bot_uid)
             workdir = None
         else:
             scratch = tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-")
@@ -621,9 +628,9 @@ class _Mounts:
 
 
 def _bwrap_command(command: Sequence[str], cwd: str | None, folder: str | None, bot_env: dict[str, str],
-                   settings: SandboxSettings) -> tuple[list[str], dict[str, str], list[int]]:
-    """The bubblewrap command line around the bot, the environment bubblewrap itself gets, and the
-    descriptors it reads its arguments from."""
+                   settings: SandboxSettings, bot_uid: int) -> tuple[list[str], dict[str, str], list[int]]:
+    """The bubblewrap command line around the bot (run as `bot_uid` when the organiser is root), the
+    environment bubblewrap itself gets, and the descriptors it reads its arguments from."""
     root = os.geteuid() == 0
     mounts = _Mounts()
     for top in SYSTEM_DIRS:
@@ -632,7 +639,7 @@ def _bwrap_command(command: Sequence[str], cwd: str | None, folder: str | None, 
         elif os.path.isdir(top):
             mounts.add("--ro-bind", top, top)
     for entry in ETC_ENTRIES:
-        if os.path.lexists(f"/etc/{entry}"):
+        if os.path.lexists(f"/etc/{entry}") and not (root and entry == "passwd"):  # then: the bot's uid added
             mounts.add("--ro-bind", f"/etc/{entry}", f"/etc/{entry}")
     mounts.add("--proc", None, "/proc")
     mounts.add("--dev", None, "/dev")
@@ -654,12 +661,13 @@ def _bwrap_command(command: Sequence[str], cwd: str | None, folder: str | None, 
         mounts.add("--dir", None, workdir, perms="0755")
     handover = _Handover()  # from here on nothing refuses the bot: the descriptors reach Confinement
     args = [*_namespace_args(), "--die-with-parent", "--new-session", *_seccomp_args(handover), *mounts.args,
-            *_host_counters_covered(handover, settings), "--chdir", workdir]
+            *_host_counters_covered(handover, settings), *(_passwd_args(handover, bot_uid) if root else []),
+            "--chdir", workdir]
     if root:
-        # bubblewrap runs as root here (no user namespace): drop to nobody, with no capabilities and
-        # no way to regain any, before the bot's own environment (LD_PRELOAD, say) can take effect
+        # bubblewrap runs as root here (no user namespace): drop to the bot's uid, with no capabilities
+        # and no way to regain any, before the bot's own environment (LD_PRELOAD, say) can take effect
         args += ["--clearenv", "--setenv", "PATH", "/usr/sbin:/usr/bin:/sbin:/bin"]
-        run = [_tool("setpriv"), f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--inh-caps=-all",
+        run = [_tool("setpriv"), f"--reuid={bot_uid}", f"--regid={NOBODY}", "--clear-groups", "--inh-caps=-all",
                "--bounding-set=-all", "--no-new-privs", "--",
                _tool("env"), "-i", "--", *(f"{name}={value}" for name, value in bot_env.items()), *command]
     else:
@@ -694,6 +702,18 @@ def _seccomp_args(handover: _Handover) -> list[str]:
     return [] if program is None else ["--seccomp", handover.add(program)]
 
 
+def _passwd_args(handover: _Handover, bot_uid: int) -> list[str]:
+    """bubblewrap's arguments that show the machine's /etc/passwd with the bot's uid named in it
+    (`BOT_USER`), for the runtimes that look their user up."""
+    try:
+        accounts = Path("/etc/passwd").read_bytes()
+    except OSError:
+        accounts = b""
+    entry = f"{BOT_USER}:x:{bot_uid}:{NOBODY}::{BOT_HOME}:/usr/sbin/nologin\n".encode()
+    separator = b"" if accounts.endswith(b"\n") or not accounts else b"\n"
+    return ["--perms", "0444", "--bind-data", handover.add(accounts + separator + entry), "/etc/passwd"]
+
+
 def _host_counters_covered(handover: _Handover, settings: SandboxSettings) -> list[str]:
     """bubblewrap's arguments that cover the machine-wide counters of the new /proc with constant
     files and empty folders (see `hostview`). Each file is the sandbox's own copy, so it needs no
@@ -712,6 +732,6 @@ def _check_readable_by_nobody(folders: list[str]) -> None:
         mode = os.stat(path).st_mode
         needed = 0o005 if stat.S_ISDIR(mode) else 0o004
         if mode & needed != needed:
-            raise SandboxError(f"the bot runs as uid {NOBODY} (nobody), which cannot read {path} "
+            raise SandboxError(f"the bot runs as a uid of its own, which cannot read {path} "
                                f"(mode {mode & 0o777:04o}): make it readable by others (chmod -R o+rX), "
                                "or use --sandbox none")

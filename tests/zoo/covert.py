@@ -11,7 +11,8 @@ The report is one line, `covert CHANNEL=BITS ...`: each bit 1 or 0 as read, `?` 
 itself was refused. Channels: `flock`, `posix-lock` (F_GETLK sees another's record lock),
 `ofd-lock`, `inotify` and `fanotify` (watches on files the sender opens): the same /usr/bin files,
 which are the same inodes in every sandbox; `keyring` (the uid's user keyring), `sysv-shm`,
-`posix-mq`, `abstract` (abstract unix sockets), `dev-shm`, `tmp`, `home`: objects found by name.
+`posix-mq`, `abstract` (abstract unix sockets), `dev-shm`, `tmp`, `home`: objects found by name;
+`pipe-buffers` (one bit, the first): the kernel's count of the uid's pipe buffers.
 `counters` names the machine-wide /proc files whose content changed between the receiver's start
 and its shutdown while the sender allocated memory, opened files and burnt CPU (`none` when none
 did), and `sysinfo` says whether the sysinfo call's load, free memory or process count changed
@@ -42,6 +43,7 @@ IN_OPEN, IN_ACCESS = 0x20, 0x01
 FAN_CLASS_NOTIF, FAN_REPORT_FID, FAN_MARK_ADD, FAN_OPEN, FAN_ACCESS = 0, 0x200, 1, 0x20, 0x01
 AT_FDCWD = -100
 IPC_CREAT, IPC_RMID = 0o1000, 0
+F_SETPIPE_SZ, F_GETPIPE_SZ = 1031, 1032
 BITS = 8
 
 
@@ -81,6 +83,8 @@ def flock_struct(kind):
 class Channel:
     """One kind of shared state: `send` sets bit i, `prepare` watches before the sender acts,
     `read` returns bit i (True, False) or raises OSError when the probe is refused."""
+
+    bits = BITS  # how many bits it carries at once
 
     def __init__(self, tag):
         self.tag = tag
@@ -246,6 +250,35 @@ class Abstract(Channel):
                 return False
 
 
+class PipeBuffers(Channel):
+    """The kernel counts the pipe buffers of each user: past a soft limit (16384 pages), a new pipe
+    of that user gets 2 pages instead of 16. One bit: the sender holds pipes until it is past."""
+
+    bits = 1
+
+    def __init__(self, tag):
+        super().__init__(tag)
+        self.pipes = []
+
+    def send(self, index):
+        while True:  # until the open-files cap
+            self.pipes.append(os.pipe())
+            refused(lambda: fcntl.fcntl(self.pipes[-1][1], F_SETPIPE_SZ, 1 << 20))
+
+    def read(self, index):
+        reading, writing = os.pipe()
+        try:
+            return fcntl.fcntl(writing, F_GETPIPE_SZ) < 65536
+        finally:
+            os.close(reading)
+            os.close(writing)
+
+    def clear(self, index):
+        for pipe in self.pipes:
+            for fd in pipe:
+                os.close(fd)
+
+
 class NamedFile(Channel):
     folder = "/dev/shm"
 
@@ -273,7 +306,7 @@ class HomeFile(NamedFile):
 #: the watches are read first: the lock probes open the watched files
 CHANNELS = {"inotify": Inotify, "fanotify": Fanotify, "flock": Flock, "posix-lock": PosixLock, "ofd-lock": OfdLock,
             "keyring": Keyring, "sysv-shm": SysvShm, "posix-mq": PosixMq, "abstract": Abstract, "dev-shm": NamedFile,
-            "tmp": TmpFile, "home": HomeFile}
+            "tmp": TmpFile, "home": HomeFile, "pipe-buffers": PipeBuffers}
 
 
 def host_counters():
@@ -323,12 +356,12 @@ def main():
     if args.send:
         for channel in channels.values():
             for index, bit in enumerate(args.send):
-                if bit == "1":
+                if bit == "1" and index < channel.bits:
                     refused(lambda: channel.send(index))
         threading.Thread(target=keep_busy, args=(stop,), daemon=True).start()
     else:
         for channel in channels.values():
-            for index in range(BITS):
+            for index in range(channel.bits):
                 refused(lambda: channel.prepare(index))
         counters, system = host_counters(), sysinfo()
     inp, out = sys.stdin.buffer, sys.stdout.buffer
@@ -341,7 +374,7 @@ def main():
         report = {}
         for name, channel in channels.items():
             bits = []
-            for index in range(BITS):
+            for index in range(channel.bits):
                 try:
                     bits.append("1" if channel.read(index) else "0")
                 except OSError:
@@ -354,7 +387,7 @@ def main():
         print("covert " + " ".join(f"{name}={value}" for name, value in report.items()), file=sys.stderr, flush=True)
     elif not args.leave:
         for channel in channels.values():
-            for index in range(BITS):
+            for index in range(channel.bits):
                 refused(lambda: channel.clear(index))
 
 
