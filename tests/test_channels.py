@@ -31,14 +31,20 @@ LIVE_ONLY = ("flock", "posix-lock", "ofd-lock", "inotify", "fanotify", "abstract
 LASTING = ("keyring", "sysv-shm", "posix-mq", "dev-shm", "tmp")
 #: counts the kernel keeps per user: one bit (the secret's first), and only among unprivileged users
 PER_USER = ("pipe-buffers",)
-CHANNELS = LIVE_ONLY + LASTING + PER_USER + ("home",)
+#: pools of the whole machine (one bit each; not tried without a sandbox, where they would be the
+#: machine's own, other programs' included)
+MACHINE_WIDE = ("aio", "tcp-memory")
+CHANNELS = LIVE_ONLY + LASTING + PER_USER + MACHINE_WIDE + ("home",)
 
 
 def covert(mode: str, tmp_path: Path, name: str, *args: str) -> BotProcess:
     """A covert.py bot process (not started) under `mode`, logging to tmp_path/<name>.log."""
     if mode == "bwrap" and sandbox.bwrap_problem() is not None:
         pytest.skip(f"bubblewrap cannot run here: {sandbox.bwrap_problem()}")
-    spec = BotSpec(name=name, command=(sys.executable, "covert.py", *args), cwd=str(ZOO), folder=str(ZOO))
+    untried = () if mode == "bwrap" else MACHINE_WIDE + (PER_USER if os.geteuid() == 0 else ())
+    channels = ",".join(name for name in CHANNELS if name not in untried)
+    spec = BotSpec(name=name, command=(sys.executable, "covert.py", *args, "--channels", channels), cwd=str(ZOO),
+                   folder=str(ZOO))
     return BotProcess(spec, Limits(sandbox=SandboxSettings(mode=mode), handshake_timeout=60),
                       log_path=tmp_path / f"{name}.log")
 

@@ -64,8 +64,11 @@ def refused(error: int) -> int:
     (157, (67,), refused(errno.EINVAL)),  # prctl PR_SET_MEMORY_MERGE
     (157, (38, 1), SECCOMP_RET_ALLOW),  # prctl PR_SET_NO_NEW_PRIVS (setpriv's)
     (41, (40, 1, 0), refused(errno.EAFNOSUPPORT)),  # socket AF_VSOCK
-    (41, (2, 1, 0), SECCOMP_RET_ALLOW),  # socket AF_INET
+    (41, (2, 1, 0), refused(errno.EAFNOSUPPORT)),  # socket AF_INET
+    (41, (10, 2, 0), refused(errno.EAFNOSUPPORT)),  # socket AF_INET6
     (41, (1, 1, 0), SECCOMP_RET_ALLOW),  # socket AF_UNIX
+    (41, (16, 3, 0), SECCOMP_RET_ALLOW),  # socket AF_NETLINK
+    (206, (4096, 0), refused(errno.ENOSYS)),  # io_setup
     (56, (0x10000000,), refused(errno.EPERM)),  # clone CLONE_NEWUSER
     (56, (0x003D0F00,), SECCOMP_RET_ALLOW),  # clone as pthread_create calls it
     (435, (), refused(errno.ENOSYS)),  # clone3: the C library falls back to clone

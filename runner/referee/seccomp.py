@@ -16,7 +16,10 @@ to a partner at another table. Refused here:
   `madvise(MADV_MERGEABLE)` is ignored, `PR_SET_MEMORY_MERGE` refused), whose copy-on-write faults
   time another sandbox's memory, and `io_uring`, which does file I/O past this filter;
 - host-wide counters (`sysinfo`: load, free memory, process count) and the kernel log (`syslog`);
-- socket families other than unix, IPv4, IPv6 and netlink (vsock, say, which no namespace scopes);
+- the machine's pools: kernel AIO contexts (`io_setup`: one `aio-max-nr` for all), and the memory
+  of TCP and UDP buffers, which every network namespace's /proc/net/sockstat shows: socket families
+  other than unix and netlink are refused (the sandbox has no network anyway; vsock, say, would
+  reach past it);
 - new namespaces (`unshare`, `setns`, namespace flags of `clone`; `clone3`, whose flags this filter
   cannot read, answers ENOSYS so the C library falls back to `clone`), and `bpf`, `perf_event_open`
   and `userfaultfd`, kernel surface a bot has no use for.
@@ -78,7 +81,7 @@ _CLONE_NEW_NAMESPACES = 0x7E020080  # CLONE_NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSE
 _RWF_NOWAIT = 0x8
 _POSIX_FADV_DONTNEED = 4
 _MADV_MERGEABLE, _PR_SET_MEMORY_MERGE = 12, 67  # same-page merging (KSM), where the machine runs it
-_SOCKET_FAMILIES = (1, 2, 10, 16)  # AF_UNIX, AF_INET, AF_INET6, AF_NETLINK
+_SOCKET_FAMILIES = (1, 16)  # AF_UNIX, AF_NETLINK
 
 #: x86_64 system call numbers (asm/unistd_64.h)
 RULES = (
@@ -99,6 +102,7 @@ RULES = (
     Rule(221, 0, arg=3, values=(_POSIX_FADV_DONTNEED,)),  # fadvise64: advice ignored
     Rule(28, 0, arg=2, values=(_MADV_MERGEABLE,)),  # madvise: advice ignored
     Rule(157, errno.EINVAL, arg=0, values=(_PR_SET_MEMORY_MERGE,)),  # prctl
+    Rule(206, errno.ENOSYS),  # io_setup
     Rule(425, errno.ENOSYS),  # io_uring_setup
     Rule(426, errno.ENOSYS),  # io_uring_enter
     Rule(427, errno.ENOSYS),  # io_uring_register

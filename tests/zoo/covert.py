@@ -6,13 +6,15 @@ process (another rotation, another run).
                                                          alive; at shutdown clear them (unless --leave)
     python covert.py --receive --tag TAG                 set up watches before the hello, read the
                                                          channels at shutdown and report on stderr
+    --channels NAME,...                                  the channels to try (default: all)
 
 The report is one line, `covert CHANNEL=BITS ...`: each bit 1 or 0 as read, `?` where the probe
 itself was refused. Channels: `flock`, `posix-lock` (F_GETLK sees another's record lock),
 `ofd-lock`, `inotify` and `fanotify` (watches on files the sender opens): the same /usr/bin files,
 which are the same inodes in every sandbox; `keyring` (the uid's user keyring), `sysv-shm`,
 `posix-mq`, `abstract` (abstract unix sockets), `dev-shm`, `tmp`, `home`: objects found by name;
-`pipe-buffers` (one bit, the first): the kernel's count of the uid's pipe buffers.
+one bit (the first) each: `pipe-buffers` (the kernel's count of the uid's pipe buffers), `aio` (the
+machine's pool of kernel AIO contexts) and `tcp-memory` (the machine's TCP buffer memory).
 `counters` names the machine-wide /proc files whose content changed between the receiver's start
 and its shutdown while the sender allocated memory, opened files and burnt CPU (`none` when none
 did), and `sysinfo` says whether the sysinfo call's load, free memory or process count changed
@@ -44,6 +46,7 @@ FAN_CLASS_NOTIF, FAN_REPORT_FID, FAN_MARK_ADD, FAN_OPEN, FAN_ACCESS = 0, 0x200, 
 AT_FDCWD = -100
 IPC_CREAT, IPC_RMID = 0o1000, 0
 F_SETPIPE_SZ, F_GETPIPE_SZ = 1031, 1032
+SYS_IO_SETUP, SYS_IO_DESTROY = 206, 207
 BITS = 8
 
 
@@ -261,9 +264,14 @@ class PipeBuffers(Channel):
         self.pipes = []
 
     def send(self, index):
-        while True:  # until the open-files cap
-            self.pipes.append(os.pipe())
-            refused(lambda: fcntl.fcntl(self.pipes[-1][1], F_SETPIPE_SZ, 1 << 20))
+        while not refused(lambda: fcntl.fcntl(self.pipe()[1], F_SETPIPE_SZ, 1 << 20)):
+            pass  # 1 MiB pipes until the kernel refuses one: at the limit
+        for _ in range(20):  # then past it, within the open-files cap
+            self.pipe()
+
+    def pipe(self):
+        self.pipes.append(os.pipe())
+        return self.pipes[-1]
 
     def read(self, index):
         reading, writing = os.pipe()
@@ -277,6 +285,79 @@ class PipeBuffers(Channel):
         for pipe in self.pipes:
             for fd in pipe:
                 os.close(fd)
+
+
+class AioContexts(Channel):
+    """Kernel AIO contexts come from one pool for the whole machine (`aio-max-nr`). One bit: the
+    sender takes all of it, and the receiver cannot have one."""
+
+    bits = 1
+
+    def __init__(self, tag):
+        super().__init__(tag)
+        self.contexts = []
+
+    def send(self, index):
+        while True:
+            context = ctypes.c_ulong(0)
+            check(LIBC.syscall(SYS_IO_SETUP, 4096, ctypes.byref(context)))
+            self.contexts.append(context)
+
+    def read(self, index):
+        context = ctypes.c_ulong(0)
+        if LIBC.syscall(SYS_IO_SETUP, 1, ctypes.byref(context)) == 0:
+            check(LIBC.syscall(SYS_IO_DESTROY, context))
+            return False
+        if ctypes.get_errno() == errno.EAGAIN:
+            return True
+        return check(-1)
+
+    def clear(self, index):
+        for context in self.contexts:
+            LIBC.syscall(SYS_IO_DESTROY, context)
+
+
+class TcpMemory(Channel):
+    """The TCP memory in use, as every network namespace's /proc/net/sockstat shows it, is the
+    machine's. One bit: the sender leaves 10 loopback connections full of unread data."""
+
+    bits = 1
+    THRESHOLD_PAGES = 1000
+
+    def __init__(self, tag):
+        super().__init__(tag)
+        self.sockets = []
+        self.before = None
+
+    @staticmethod
+    def pages():
+        with open("/proc/net/sockstat") as sockstat:
+            return next(int(line.split()[-1]) for line in sockstat if line.startswith("TCP:"))
+
+    def send(self, index):
+        server = socket.socket()
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        self.sockets.append(server)
+        for _ in range(10):
+            client = socket.create_connection(server.getsockname())
+            self.sockets += [client, server.accept()[0]]
+            client.setblocking(False)
+            try:
+                while True:
+                    client.send(bytes(65536))
+            except BlockingIOError:
+                pass  # its buffers and its peer's are full
+
+    def prepare(self, index):
+        self.before = self.pages()
+
+    def read(self, index):
+        return self.pages() - self.before > self.THRESHOLD_PAGES
+
+    def clear(self, index):
+        for sock in self.sockets:
+            sock.close()
 
 
 class NamedFile(Channel):
@@ -306,7 +387,8 @@ class HomeFile(NamedFile):
 #: the watches are read first: the lock probes open the watched files
 CHANNELS = {"inotify": Inotify, "fanotify": Fanotify, "flock": Flock, "posix-lock": PosixLock, "ofd-lock": OfdLock,
             "keyring": Keyring, "sysv-shm": SysvShm, "posix-mq": PosixMq, "abstract": Abstract, "dev-shm": NamedFile,
-            "tmp": TmpFile, "home": HomeFile, "pipe-buffers": PipeBuffers}
+            "tmp": TmpFile, "home": HomeFile, "aio": AioContexts, "tcp-memory": TcpMemory,
+            "pipe-buffers": PipeBuffers}  # last: it takes most of the open-files cap
 
 
 def host_counters():
@@ -338,7 +420,7 @@ def sysinfo():
 def keep_busy(stop):
     """What the sender does to machine-wide counters while it lives: memory, open files, CPU."""
     ballast = bytearray(64 << 20)
-    handles = [open("/usr/bin/env", "rb") for _ in range(64)]
+    handles = [open("/usr/bin/env", "rb") for _ in range(16)]
     while not stop.is_set():
         sum(range(10_000))
     del ballast, handles
@@ -350,8 +432,10 @@ def main():
     parser.add_argument("--send")
     parser.add_argument("--leave", action="store_true")
     parser.add_argument("--receive", action="store_true")
+    parser.add_argument("--channels", default=",".join(CHANNELS), help="the channels to try, by name")
     args = parser.parse_args()
-    channels = {name: kind(args.tag) for name, kind in CHANNELS.items()}
+    chosen = args.channels.split(",")
+    channels = {name: kind(args.tag) for name, kind in CHANNELS.items() if name in chosen}  # watches first
     stop = threading.Event()
     if args.send:
         for channel in channels.values():
