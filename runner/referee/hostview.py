@@ -1,8 +1,8 @@
 """What a bot sees of the machine's own counters in /proc: constant copies, so that no bot can read
 what another does.
 
-A PID namespace's /proc still shows counters of the whole machine: CPU time and load (`stat`,
-`loadavg`, `pressure/`), free memory (`meminfo`, `zoneinfo`, `buddyinfo`), open files and inodes
+A PID namespace's /proc still shows counters of the whole machine: CPU time, load and clock speed
+(`stat`, `loadavg`, `pressure/`, `cpuinfo`'s MHz where it varies), free memory (`meminfo`, `zoneinfo`, `buddyinfo`), open files and inodes
 (`sys/fs/file-nr`, `inode-nr`, `dentry-state`), disks, interrupts, locks. One bot changes them by
 allocating memory or opening files, another reads the change: a channel between sandboxes, and a
 record of past runs. Each is replaced by a copy of the host's file with every number made 0 (its
@@ -20,11 +20,13 @@ import stat
 #: files of /proc that count for the whole machine (the world-readable ones among them are covered)
 HOST_COUNTERS = ("stat", "loadavg", "uptime", "vmstat", "zoneinfo", "buddyinfo", "pagetypeinfo", "diskstats",
                  "interrupts", "softirqs", "schedstat", "locks", "keys", "key-users", "swaps", "cgroups",
-                 "slabinfo", "vmallocinfo", "sys/fs/dentry-state", "sys/fs/file-nr", "sys/fs/inode-nr",
-                 "sys/fs/inode-state", "sys/fs/aio-nr", "sys/kernel/pty/nr", "sys/kernel/random/entropy_avail")
+                 "slabinfo", "vmallocinfo", "mdstat", "cpuinfo", "sys/fs/dentry-state", "sys/fs/file-nr",
+                 "sys/fs/inode-nr", "sys/fs/inode-state", "sys/fs/aio-nr", "sys/kernel/pty/nr",
+                 "sys/kernel/random/entropy_avail")
 #: folders of /proc about the whole machine, shown empty: pressure stall times, file systems' own
-#: statistics (free blocks of each group, journal transactions), per-interrupt counts
-HOST_FOLDERS = ("pressure", "fs", "irq")
+#: statistics (free blocks of each group, journal transactions; ZFS's under spl), per-interrupt
+#: counts, drivers' and sound cards' state
+HOST_FOLDERS = ("pressure", "fs", "irq", "spl", "driver", "asound")
 #: the fields of `meminfo` that show the bot's memory cap; every other one shows 0
 MEMINFO_CAP_FIELDS = ("MemTotal", "MemFree", "MemAvailable")
 _NUMBER = re.compile(rb"\b\d+\b")
