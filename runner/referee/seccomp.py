@@ -123,15 +123,15 @@ class _Assembler:
     """Classic BPF with forward jumps to named labels, resolved when the program is packed."""
 
     def __init__(self) -> None:
-        self.code: list[tuple[int, str | None, str | None, int | str]] = []
+        self.code: list[tuple[int, str | None, int | str]] = []  # op, label if it holds, k (or a label)
         self.labels: dict[str, int] = {}
 
     def emit(self, op: int, k: int = 0, true: str | None = None) -> None:
         """One instruction; a conditional jump goes to label `true` when it holds, else on."""
-        self.code.append((op, true, None, k))
+        self.code.append((op, true, k))
 
     def jump(self, target: str) -> None:
-        self.code.append((_JA, None, None, target))
+        self.code.append((_JA, None, target))
 
     def label(self, name: str) -> None:
         self.labels[name] = len(self.code)
@@ -141,11 +141,11 @@ class _Assembler:
             return 0 if target is None else self.labels[target] - pc - 1
 
         packed = []
-        for pc, (op, true, false, k) in enumerate(self.code):
-            jt, jf = offset(pc, true), offset(pc, false)
-            if not (0 <= jt <= 255 and 0 <= jf <= 255):
+        for pc, (op, true, k) in enumerate(self.code):
+            jump = offset(pc, true)
+            if not 0 <= jump <= 255:
                 raise ValueError(f"seccomp filter: a jump at instruction {pc} is out of range")
-            packed.append(struct.pack("=HBBI", op, jt, jf, offset(pc, k) if isinstance(k, str) else k))
+            packed.append(struct.pack("=HBBI", op, jump, 0, offset(pc, k) if isinstance(k, str) else k))
         return b"".join(packed)
 
 
