@@ -27,7 +27,7 @@ from cardarena.referee import sandbox
 from cardarena.referee.faults import BotFault
 from cardarena.referee.match import Match
 from cardarena.referee.process import BotProcess, BotSpec, Limits
-from cardarena.referee.sandbox import NOBODY, SandboxError, SandboxSettings
+from cardarena.referee.sandbox import BOT_UIDS, SandboxError, SandboxSettings
 from tests.conftest import RANDOM_BOT, ROOT, ZOO, random_bot, zoo_bot
 from tests.test_referee import running
 
@@ -131,8 +131,8 @@ def test_the_spy_cannot_reach_the_organisers_files_network_or_processes(mode, tm
     others = [line for line in report["processes"] if "spy.py" not in line]
     assert all(line.startswith(shutil.which("bwrap")) for line in others), "only the sandbox's own init is in sight"
     if os.geteuid() == 0:
-        assert report["uid"] == report["euid"] == NOBODY
-        assert report["status"]["Uid"] == [str(NOBODY)] * 4 and report["status"]["CapEff"] == ["0" * 16]
+        assert report["uid"] == report["euid"] and report["uid"] in BOT_UIDS  # a uid of its own
+        assert report["status"]["Uid"] == [str(report["uid"])] * 4 and report["status"]["CapEff"] == ["0" * 16]
     else:
         assert report["uid"] != 0
     system = {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "proc", "dev", "tmp", "home", "opt"}
@@ -345,7 +345,7 @@ def test_no_cgroup_is_left_behind(tmp_path):
 
 def test_a_folder_the_unprivileged_bot_cannot_read_is_a_clear_start_fault(tmp_path):
     if BWRAP_PROBLEM is not None or os.geteuid() != 0:
-        pytest.skip("only an organiser running as root drops the bot to nobody inside bubblewrap")
+        pytest.skip("only an organiser running as root drops the bot to a uid of its own inside bubblewrap")
     folder = spy_folder(tmp_path)
     folder.chmod(0o700)
     with pytest.raises(BotFault, match=r"cannot read .*spy \(mode 0700\): make it readable by others"):

@@ -9,6 +9,8 @@ started afresh for each seat rotation.
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import re
 import shutil
 import sqlite3
@@ -105,7 +107,7 @@ def namespace():
     name = uuid.uuid4().hex
     yield name
     for folder in (Path("/tmp") / f"memory-cheater-{name}", Path.home() / f".memory-cheater-{name}",
-                   Path(tempfile.gettempdir()) / f"memory-cheater-{name}"):
+                   Path(tempfile.gettempdir()) / f"memory-cheater-{name}", Path("/dev/shm") / f"memory-cheater-{name}"):
         shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -141,11 +143,20 @@ def test_no_bot_process_plays_the_same_deal_twice(tmp_path, namespace):
     seen = memory_cheater_reports(tmp_path, namespace, *(("--sandbox", "none") if sandbox_option() else ()))
     # Without a sandbox the processes share /tmp, so records of the first rotation are there to find
     # in the next: that shows the cheater's memory works, and what the sandbox is for.
+    shared = {"/tmp", "/dev/shm"} | ({"keyring"} if keyring_usable() else set())
     later = [report for report in seen if not report["game"].endswith("/r0")]
-    assert later and all("/tmp" in report["found"].split(",") for report in later)
+    assert later and all(shared <= set(report["found"].split(",")) for report in later)
 
 
-def test_under_the_sandbox_the_memory_cheater_finds_nothing_on_disk(tmp_path, namespace):
+def keyring_usable() -> bool:
+    """Whether this process may use the kernel keyring (a container's seccomp profile may refuse it)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.syscall(249, b"user", b"cardarena-no-such-key", None, 0) != -1:  # request_key (x86_64)
+        return True
+    return ctypes.get_errno() == errno.ENOKEY
+
+
+def test_under_the_sandbox_the_memory_cheater_finds_nothing_across_rotations_or_runs(tmp_path, namespace):
     if not sandbox_option():
         pytest.skip("this cardarena has no --sandbox yet (issue 11): without it, /tmp is shared")
     probe = cardarena("run", "--bot", RANDOM, "--bot", RANDOM.replace("random=", "other=", 1), "--game", "casino",
@@ -153,5 +164,7 @@ def test_under_the_sandbox_the_memory_cheater_finds_nothing_on_disk(tmp_path, na
     if probe.returncode != 0:
         assert "bwrap" in probe.stderr or "bubblewrap" in probe.stderr, probe.stderr
         pytest.skip(f"bubblewrap cannot run here: {probe.stderr.strip().splitlines()[-1]}")
-    seen = memory_cheater_reports(tmp_path, namespace, "--sandbox", "bwrap")
-    assert {report["found"] for report in seen} == {"none"}
+    for run in ("first", "second"):  # the second run's processes look for what the first run's left
+        (tmp_path / run).mkdir()
+        seen = memory_cheater_reports(tmp_path / run, namespace, "--sandbox", "bwrap")
+        assert {report["found"] for report in seen} == {"none"}, run

@@ -186,6 +186,7 @@ class BotProcess:
                 start_new_session=True,
                 bufsize=0,
                 close_fds=True,
+                pass_fds=confinement.fds,
                 preexec_fn=confinement.preexec,
             )
         except OSError as error:
@@ -193,6 +194,7 @@ class BotProcess:
                 os.close(log)
             confinement.release()
             raise BotFault(self._fault("start", f"cannot run {shlex.join(argv)!r}: {error}")) from None
+        confinement.close_fds()
         os.set_blocking(self._proc.stdin.fileno(), False)
         os.set_blocking(self._proc.stdout.fileno(), False)
         self._pidfd = open_pidfd(self._proc.pid)

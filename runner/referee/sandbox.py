@@ -8,8 +8,10 @@ each `exec` the next, so no Python runs between fork and exec (no `preexec_fn`):
     sh -c 'echo $$ >cgroup.procs ...; exec "$@"'    join the bot's own memory, pids and cpu cgroups
     prlimit --nofile=... --fsize=... --core=0        rlimits (address space / processes only
                                                      where no cgroup could be made)
-    bwrap --unshare-pid --unshare-net ...            namespaces, read-only binds, private tmpfs
-      setpriv --reuid=65534 ... env -i ...           as root: drop to `nobody`, then the bot's env
+    bwrap --args FD -- ...                           namespaces, read-only binds, private tmpfs, the
+                                                     seccomp filter and constant /proc counters (its
+                                                     options come through a memfd, not argv)
+      setpriv --reuid=UID ... env -i ...             as root: drop to a uid of the bot's own, then its env
     or setpriv --pdeathsig KILL                      without bubblewrap: die with the referee
     the bot's own command
 
@@ -26,6 +28,7 @@ import functools
 import itertools
 import os
 import re
+import secrets
 import shutil
 import signal
 import stat
@@ -39,10 +42,17 @@ from typing import Any, Callable, Sequence
 
 import cardarena
 import cardarena.protocol
+from cardarena.referee import hostview, seccomp
 
 AUTO, BWRAP, NONE = "auto", "bwrap", "none"
 SANDBOX_MODES = (AUTO, BWRAP, NONE)
-NOBODY = 65534  # the unprivileged uid and gid a bot runs as when the organiser is root
+NOBODY = 65534  # the unprivileged gid a bot runs as when the organiser is root (`nogroup`)
+#: where the uid a bot runs as when the organiser is root is drawn from, one per bot process: far above
+#: any account's or container's, so no file is its own, and the kernel's per-user counts (pipe buffers,
+#: pending signals, message queue bytes, locked memory) that one bot could fill and another observe
+#: are not shared (two bots drawing the same uid at once: about 1 in 10^5 for 100 concurrent bots)
+BOT_UIDS = range(0x40000000, 0x7FFF0000)
+BOT_USER = "bot"  # the bot's uid's name in the sandbox's /etc/passwd
 BOT_HOME = "/home/bot"  # HOME inside the sandbox (a private tmpfs)
 SDK_ROOT = "/opt/cardarena"  # the `cardarena` package a bot imports is SDK_ROOT/lib/cardarena (read-only)
 #: the parts of the `cardarena` package a bot sees, besides the SDK (`protocol`, mapped in from wherever
@@ -160,7 +170,7 @@ def describe(settings: SandboxSettings) -> str:
     """Which sandbox bots run under here, and their caps, in one line (check's report says it)."""
     mode = effective_mode(settings)
     if mode == BWRAP:
-        who = f"uid {NOBODY}" if os.geteuid() == 0 else "the organiser's uid in a user namespace"
+        who = "a uid of its own" if os.geteuid() == 0 else "the organiser's uid in a user namespace"
         where = f"bubblewrap (no network, own PID namespace, {who}, read-only folder, private /tmp and HOME)"
     elif settings.mode == NONE:
         where = "none (--sandbox none: clean environment and caps only)"
@@ -374,6 +384,13 @@ class Confinement:
     scratch: str | None = None  # the private HOME and TMPDIR without bubblewrap, removed afterwards
     preexec: Callable[[], None] | None = None  # only where prlimit is missing (not Linux)
     rlimits: dict[str, int] = field(default_factory=dict)
+    fds: list[int] = field(default_factory=list)  # what bubblewrap reads its arguments from: hand them down
+
+    def close_fds(self) -> None:
+        """Close the descriptors handed down to the bot's process (once it is started, or instead)."""
+        for fd in self.fds:
+            os.close(fd)
+        self.fds = []
 
     def cap_evidence(self, returncode: int | None, stderr_tail: str) -> str | None:
         """Which cap stopped the bot, with its value, judged from the kernel's counters, the signal
@@ -400,6 +417,7 @@ class Confinement:
 
     def release(self) -> None:
         """Remove the bot's cgroups (killing anything left in them) and its private folders."""
+        self.close_fds()
         if self.cgroups is not None:
             self.cgroups.release()
         if self.scratch is not None:
@@ -418,17 +436,18 @@ def prepare(command: Sequence[str], cwd: str | None, folder: str | None, env: Se
     bot_env = _bot_env(env, pass_env, settings)
     _check_executable(command, cwd, bot_env.get("PATH", os.defpath))
     cgroups = Cgroups(settings)
+    fds: list[int] = []
     try:
         rlimits = {"nofile": settings.open_files, "fsize": settings.file_size_mb * _MIB, "core": 0}
         if "memory" not in cgroups.paths:
             rlimits["as"] = settings.memory_mb * _MIB
-        bot_uid = NOBODY if mode == BWRAP and os.geteuid() == 0 else os.getuid()
+        bot_uid = secrets.choice(BOT_UIDS) if mode == BWRAP and os.geteuid() == 0 else os.getuid()
         if "pids" not in cgroups.paths and bot_uid != 0:  # the kernel exempts root from RLIMIT_NPROC
             rlimits["nproc"] = settings.processes + _tasks_of(bot_uid)
         scratch = None
         if mode == BWRAP:
             bot_env.update(HOME=BOT_HOME, TMPDIR="/tmp", PYTHONPATH=_sdk_path(SDK_ROOT, bot_env))
-            inner, outer_env = _bwrap_command(command, cwd, folder, bot_env, settings)
+            inner, outer_env, fds = _bwrap_command(command, cwd, folder, bot_env, settings, bot_uid)
             workdir = None
         else:
             scratch = tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-")
@@ -443,9 +462,11 @@ def prepare(command: Sequence[str], cwd: str | None, folder: str | None, env: Se
         if cgroups.paths:
             argv = ["/bin/sh", "-c", _JOIN_CGROUPS, "sh", *cgroups.procs_files(), "--", *argv]
         return Confinement(argv, outer_env, workdir, mode, settings, cgroups if cgroups.paths else None,
-                           scratch, preexec, rlimits)
+                           scratch, preexec, rlimits, fds)
     except BaseException:
         cgroups.release()
+        for fd in fds:
+            os.close(fd)
         raise
 
 
@@ -627,8 +648,9 @@ class _Mounts:
 
 
 def _bwrap_command(command: Sequence[str], cwd: str | None, folder: str | None, bot_env: dict[str, str],
-                   settings: SandboxSettings) -> tuple[list[str], dict[str, str]]:
-    """The bubblewrap command line around the bot, and the environment bubblewrap itself gets."""
+                   settings: SandboxSettings, bot_uid: int) -> tuple[list[str], dict[str, str], list[int]]:
+    """The bubblewrap command line around the bot (run as `bot_uid` when the organiser is root), the
+    environment bubblewrap itself gets, and the descriptors it reads its arguments from."""
     root = os.geteuid() == 0
     mounts = _Mounts()
     for top in SYSTEM_DIRS:
@@ -637,7 +659,7 @@ def _bwrap_command(command: Sequence[str], cwd: str | None, folder: str | None, 
         elif os.path.isdir(top):
             mounts.add("--ro-bind", top, top)
     for entry in ETC_ENTRIES:
-        if os.path.lexists(f"/etc/{entry}"):
+        if os.path.lexists(f"/etc/{entry}") and not (root and entry == "passwd"):  # then: the bot's uid added
             mounts.add("--ro-bind", f"/etc/{entry}", f"/etc/{entry}")
     mounts.add("--proc", None, "/proc")
     mounts.add("--dev", None, "/dev")
@@ -657,19 +679,71 @@ def _bwrap_command(command: Sequence[str], cwd: str | None, folder: str | None, 
     workdir = str(Path(cwd).resolve()) if cwd is not None else os.getcwd()
     if not any(workdir == path or workdir.startswith(path.rstrip("/") + "/") for path in own):
         mounts.add("--dir", None, workdir, perms="0755")
-    args = [_tool("bwrap"), *_namespace_args(), "--die-with-parent", "--new-session", *mounts.args,
+    handover = _Handover()  # from here on nothing refuses the bot: the descriptors reach Confinement
+    args = [*_namespace_args(), "--die-with-parent", "--new-session", *_seccomp_args(handover), *mounts.args,
+            *_host_counters_covered(handover, settings), *(_passwd_args(handover, bot_uid) if root else []),
             "--chdir", workdir]
     if root:
-        # bubblewrap runs as root here (no user namespace): drop to nobody, with no capabilities and
-        # no way to regain any, before the bot's own environment (LD_PRELOAD, say) can take effect
-        args += ["--clearenv", "--setenv", "PATH", "/usr/sbin:/usr/bin:/sbin:/bin", "--",
-                 _tool("setpriv"), f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
-                 "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--",
-                 _tool("env"), "-i", "--", *(f"{name}={value}" for name, value in bot_env.items()), *command]
+        # bubblewrap runs as root here (no user namespace): drop to the bot's uid, with no capabilities
+        # and no way to regain any, before the bot's own environment (LD_PRELOAD, say) can take effect
+        args += ["--clearenv", "--setenv", "PATH", "/usr/sbin:/usr/bin:/sbin:/bin"]
+        run = [_tool("setpriv"), f"--reuid={bot_uid}", f"--regid={NOBODY}", "--clear-groups", "--inh-caps=-all",
+               "--bounding-set=-all", "--no-new-privs", "--",
+               _tool("env"), "-i", "--", *(f"{name}={value}" for name, value in bot_env.items()), *command]
     else:
-        args += ["--clearenv", *itertools.chain.from_iterable(("--setenv", n, v) for n, v in bot_env.items()),
-                 "--", *command]
-    return args, {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
+        args += ["--clearenv", *itertools.chain.from_iterable(("--setenv", n, v) for n, v in bot_env.items())]
+        run = list(command)
+    # bubblewrap's options travel through a file descriptor, not argv: the sandbox's process 1 is
+    # bubblewrap, whose command line anyone inside can read, and they name the organiser's folders.
+    # The command itself cannot (bubblewrap takes it from argv): it is the bot's own, with its variables.
+    options = handover.add("".join(f"{arg}\0" for arg in args).encode())
+    return [_tool("bwrap"), "--args", options, "--", *run], {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}, handover.fds
+
+
+class _Handover:
+    """Data bubblewrap reads from file descriptors the bot's process inherits (memfds, which
+    `Confinement` closes once the process is started)."""
+
+    def __init__(self) -> None:
+        self.fds: list[int] = []
+
+    def add(self, data: bytes) -> str:
+        """A new descriptor that reads `data` from its start, as bubblewrap's argument names it."""
+        fd = os.memfd_create("cardarena-bwrap")
+        self.fds.append(fd)
+        os.write(fd, data)
+        os.lseek(fd, 0, os.SEEK_SET)
+        return str(fd)
+
+
+def _seccomp_args(handover: _Handover) -> list[str]:
+    """bubblewrap's arguments that load the bots' seccomp filter (none where there is no filter)."""
+    program = seccomp.filter_program()
+    return [] if program is None else ["--seccomp", handover.add(program)]
+
+
+def _passwd_args(handover: _Handover, bot_uid: int) -> list[str]:
+    """bubblewrap's arguments that show the machine's /etc/passwd with the bot's uid named in it
+    (`BOT_USER`), for the runtimes that look their user up."""
+    try:
+        accounts = Path("/etc/passwd").read_bytes()
+    except OSError:
+        accounts = b""
+    entry = f"{BOT_USER}:x:{bot_uid}:{NOBODY}::{BOT_HOME}:/usr/sbin/nologin\n".encode()
+    separator = b"" if accounts.endswith(b"\n") or not accounts else b"\n"
+    return ["--perms", "0444", "--bind-data", handover.add(accounts + separator + entry), "/etc/passwd"]
+
+
+def _host_counters_covered(handover: _Handover, settings: SandboxSettings) -> list[str]:
+    """bubblewrap's arguments that cover the machine-wide counters of the new /proc with constant
+    files and empty folders (see `hostview`). Each file is the sandbox's own copy, so it needs no
+    read-only remount (a mount operation per file saved at every start)."""
+    args = []
+    for path, content in hostview.constant_files(settings.memory_mb).items():
+        args += ["--perms", "0444", "--bind-data", handover.add(content), path]
+    for path in hostview.empty_folders():
+        args += ["--perms", "0555", "--tmpfs", path]
+    return args
 
 
 def _check_readable_by_nobody(folders: list[str]) -> None:
@@ -678,6 +752,6 @@ def _check_readable_by_nobody(folders: list[str]) -> None:
         mode = os.stat(path).st_mode
         needed = 0o005 if stat.S_ISDIR(mode) else 0o004
         if mode & needed != needed:
-            raise SandboxError(f"the bot runs as uid {NOBODY} (nobody), which cannot read {path} "
+            raise SandboxError(f"the bot runs as a uid of its own, which cannot read {path} "
                                f"(mode {mode & 0o777:04o}): make it readable by others (chmod -R o+rX), "
                                "or use --sandbox none")

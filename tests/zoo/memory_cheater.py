@@ -1,7 +1,8 @@
 """A cheater with a memory: it keeps what each game showed it (its hand, and the hands `game_end`
-reveals) in its own memory, in /tmp, in $HOME, in $TMPDIR and in its own folder (the current
-directory), and at each `game_start` looks for a record of the same deal (the game id without its
-rotation) from an earlier game. It plays random legal moves and reports on stderr, one line per
+reveals) in its own memory, in /tmp, in $HOME, in $TMPDIR, in /dev/shm, in its own folder (the
+current directory) and in its uid's kernel keyring (keys that expire after two minutes), and at
+each `game_start` looks for a record of the same deal (the game id without its rotation) from an
+earlier game. It plays random legal moves and reports on stderr, one line per
 game: `memory-cheater game=<id> process=<id> in-memory=<yes|no> found=<places|none>` (a random
 process id: in a PID namespace every bot process is pid 2).
 
@@ -10,6 +11,7 @@ another's; places where a write fails, as in a read-only folder, are skipped).
 """
 
 import argparse
+import ctypes
 import hashlib
 import json
 import tempfile
@@ -20,6 +22,9 @@ from cardarena.protocol.bot import RandomBot, run
 
 
 PROCESS = uuid.uuid4().hex  # names this process in the reports
+LIBC = ctypes.CDLL(None, use_errno=True)
+SYS_ADD_KEY, SYS_REQUEST_KEY, SYS_KEYCTL = 248, 249, 250  # x86_64
+KEY_SPEC_USER_KEYRING, KEYCTL_SET_TIMEOUT = -4, 15
 
 
 def record_name(deal: str) -> str:
@@ -36,7 +41,9 @@ class MemoryCheater(RandomBot):
         super().__init__(0)
         folder = f"memory-cheater-{namespace}"
         self.places = {"/tmp": Path("/tmp") / folder, "$HOME": Path.home() / f".{folder}",
-                       "$TMPDIR": Path(tempfile.gettempdir()) / folder, "folder": Path.cwd() / f".{folder}"}
+                       "$TMPDIR": Path(tempfile.gettempdir()) / folder, "/dev/shm": Path("/dev/shm") / folder,
+                       "folder": Path.cwd() / f".{folder}"}
+        self.key_prefix = folder
         self.remembered: dict[str, dict] = {}  # deal → record, in this process's memory
         self.deal = self.hand = None
 
@@ -45,6 +52,8 @@ class MemoryCheater(RandomBot):
         self.deal, self.hand = info["game_id"].rsplit("/", 1)[0], None
         name = record_name(self.deal)
         found = sorted(label for label, folder in self.places.items() if (folder / name).is_file())
+        if LIBC.syscall(SYS_REQUEST_KEY, b"user", self.key_name(name), None, 0) > 0:
+            found.append("keyring")
         print(f"memory-cheater game={info['game_id']} process={PROCESS} "
               f"in-memory={'yes' if self.deal in self.remembered else 'no'} found={','.join(found) or 'none'}",
               flush=True)
@@ -63,6 +72,15 @@ class MemoryCheater(RandomBot):
                 (folder / record_name(self.deal)).write_text(json.dumps(record))
             except OSError:
                 pass  # a read-only folder (the sandbox's): nothing to remember there
+        payload = json.dumps(record).encode()
+        key = LIBC.syscall(SYS_ADD_KEY, b"user", self.key_name(record_name(self.deal)), payload, len(payload),
+                           KEY_SPEC_USER_KEYRING)
+        if key > 0:  # refused (the sandbox's seccomp filter): nothing to remember there
+            LIBC.syscall(SYS_KEYCTL, KEYCTL_SET_TIMEOUT, key, 120)
+
+    def key_name(self, record: str) -> bytes:
+        """The description of a deal's record in the keyring."""
+        return f"{self.key_prefix}-{record}".encode()
 
 
 def main():

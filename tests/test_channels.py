@@ -1,0 +1,159 @@
+"""No channel between sandboxes, and no memory across bot processes, outside the game (issue 20).
+
+`tests/zoo/covert.py` tries every kind of kernel state one sandbox might share with another: a
+sender encodes 8 bits, a receiver reads them, either while both run (partners at two tables, two
+entries of one author) or later (the next rotation's process, the next run). Without a sandbox the
+bits come through, which shows the receiver reads what it claims to; under bubblewrap not one bit
+may. The organiser here is whoever runs the tests (root on the development machine and in CI);
+the suite has no non-root variant of these runs (the tests do not switch users).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from cardarena.referee import sandbox
+from cardarena.referee.process import BotProcess, BotSpec, Limits
+from cardarena.referee.sandbox import SandboxSettings
+from tests.conftest import ROOT, ZOO
+
+SECRET = "10110010"
+#: channels through shared inodes: alive only while the sender holds them
+LIVE_ONLY = ("flock", "posix-lock", "ofd-lock", "inotify", "fanotify", "abstract")
+#: named objects that outlive their process where nothing scopes them
+LASTING = ("keyring", "sysv-shm", "posix-mq", "dev-shm", "tmp")
+#: counts the kernel keeps per user: one bit (the secret's first), and only among unprivileged users
+PER_USER = ("pipe-buffers",)
+#: pools of the whole machine (one bit each; not tried without a sandbox, where they would be the
+#: machine's own, other programs' included)
+MACHINE_WIDE = ("aio", "tcp-memory")
+CHANNELS = LIVE_ONLY + LASTING + PER_USER + MACHINE_WIDE + ("home",)
+
+
+def covert(mode: str, tmp_path: Path, name: str, *args: str) -> BotProcess:
+    """A covert.py bot process (not started) under `mode`, logging to tmp_path/<name>.log."""
+    if mode == "bwrap" and sandbox.bwrap_problem() is not None:
+        pytest.skip(f"bubblewrap cannot run here: {sandbox.bwrap_problem()}")
+    untried = () if mode == "bwrap" else MACHINE_WIDE + (PER_USER if os.geteuid() == 0 else ())
+    channels = ",".join(name for name in CHANNELS if name not in untried)
+    spec = BotSpec(name=name, command=(sys.executable, "covert.py", *args, "--channels", channels), cwd=str(ZOO),
+                   folder=str(ZOO))
+    return BotProcess(spec, Limits(sandbox=SandboxSettings(mode=mode), handshake_timeout=60),
+                      log_path=tmp_path / f"{name}.log")
+
+
+def report(tmp_path: Path) -> dict[str, str]:
+    line = next(line for line in (tmp_path / "receiver.log").read_text().splitlines() if line.startswith("covert "))
+    return dict(re.findall(r"(\S+)=(\S+)", line))
+
+
+def live(mode: str, tmp_path: Path) -> dict[str, str]:
+    """What a receiver reads while a sender runs beside it (watches set before the sender starts)."""
+    tag = uuid.uuid4().hex[:8]
+    receiver = covert(mode, tmp_path, "receiver", "--receive", "--tag", tag)
+    sender = covert(mode, tmp_path, "sender", "--send", SECRET, "--tag", tag)
+    try:
+        receiver.start()
+        sender.start()
+        receiver.stop()
+    finally:
+        receiver.kill()
+        sender.stop()  # the sender clears what it made
+    return report(tmp_path)
+
+
+def later(mode: str, tmp_path: Path) -> dict[str, str]:
+    """What a receiver reads after a sender has run, leaving everything it made behind."""
+    tag = uuid.uuid4().hex[:8]
+    try:
+        for name, args in (("sender", ("--send", SECRET, "--leave")), ("receiver", ("--receive",))):
+            process = covert(mode, tmp_path, name, *args, "--tag", tag)
+            try:
+                process.start()
+            finally:
+                process.stop()
+    finally:  # a sender that clears: what the first left on the host goes
+        cleaner = covert(mode, tmp_path, "cleaner", "--send", SECRET, "--tag", tag)
+        try:
+            cleaner.start()
+        finally:
+            cleaner.stop()
+    return report(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory) -> dict[tuple[str, str], dict[str, str]]:
+    """The receivers' reports by (mode, live or later), each run once for the whole module."""
+    cache = {}
+
+    def get(mode: str, when: str) -> dict[str, str]:
+        if (mode, when) not in cache:
+            cache[mode, when] = (live if when == "live" else later)(mode, tmp_path_factory.mktemp(f"{mode}-{when}"))
+        return cache[mode, when]
+
+    return get
+
+
+@pytest.mark.parametrize("channel", CHANNELS)
+def test_no_bit_passes_between_two_live_sandboxes(reports, channel):
+    assert "1" not in reports("bwrap", "live")[channel]
+
+
+@pytest.mark.parametrize("channel", LIVE_ONLY + LASTING)
+def test_without_a_sandbox_the_bits_come_through(reports, channel):
+    assert reports("none", "live")[channel] == SECRET
+
+
+@pytest.mark.parametrize("channel", PER_USER)
+def test_without_a_sandbox_a_bit_comes_through_what_the_kernel_counts_per_user(reports, channel):
+    if os.geteuid() == 0:
+        pytest.skip("without bubblewrap a root organiser's bots run as root, whom these counts do not limit")
+    assert reports("none", "live")[channel] == SECRET[0]
+
+
+@pytest.mark.parametrize("channel", CHANNELS)
+def test_nothing_is_left_for_a_later_process(reports, channel):
+    assert "1" not in reports("bwrap", "later")[channel]
+
+
+@pytest.mark.parametrize("channel", LASTING)
+def test_without_a_sandbox_a_later_process_finds_what_was_left(reports, channel):
+    assert reports("none", "later")[channel] == SECRET
+
+
+def test_no_machine_wide_counter_changes_while_another_sandbox_works(reports):
+    seen = reports("bwrap", "live")
+    assert seen["counters"] == "none"
+    assert seen["sysinfo"] == "refused"
+
+
+def test_without_a_sandbox_machine_wide_counters_change(reports):
+    changed = reports("none", "live")["counters"].split(",")
+    assert {"/proc/meminfo", "/proc/stat"} <= set(changed)
+
+
+def test_the_sandboxs_process_1_shows_none_of_the_organisers_folders(tmp_path):
+    if sandbox.bwrap_problem() is not None:
+        pytest.skip(f"bubblewrap cannot run here: {sandbox.bwrap_problem()}")
+    folder = tmp_path / "spy"
+    folder.mkdir()
+    shutil.copy(ZOO / "spy.py", folder / "spy.py")
+    for path in (tmp_path, folder):
+        path.chmod(0o755)
+    spec = BotSpec(name="spy", command=(sys.executable, "spy.py"), cwd=str(folder), folder=str(folder))
+    log = tmp_path / "spy.log"
+    process = BotProcess(spec, Limits(sandbox=SandboxSettings(mode="bwrap")), log_path=log)
+    try:
+        process.start()
+    finally:
+        process.stop()
+    spy = next(line for line in log.read_text().splitlines() if line.startswith("SPY "))
+    init = next(line for line in re.findall(r'"processes": \[(.*?)\]', spy)[0].split('", "') if "bwrap" in line)
+    assert str(ROOT) not in init and str(folder) not in init and "--ro-bind" not in init, init
