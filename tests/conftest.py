@@ -1,5 +1,6 @@
 """Shared fixtures: paths to bots and a helper to build bot specs for real subprocesses."""
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -21,6 +22,16 @@ def zoo_bot(script: str, after: int = 1) -> BotSpec:
     """A misbehaving bot from tests/zoo that plays `after` legal decisions first."""
     return BotSpec(name=script.removesuffix(".py"), command=(sys.executable, script, "--after", str(after)),
                    cwd=str(ZOO), folder=str(ZOO))
+
+
+def zoo_script(parent: Path, script: str) -> Path:
+    """A copy of a zoo script (with the `zoo` helper it imports) in a folder of its own under `parent`,
+    readable by others: two NAME=CMD bots in one folder would see each other's files, which run refuses."""
+    folder = parent / script.removesuffix(".py")
+    folder.mkdir(mode=0o755)
+    for name in (script, "zoo.py"):
+        shutil.copy(ZOO / name, folder / name)
+    return folder / script
 
 
 @pytest.fixture
