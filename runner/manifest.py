@@ -186,6 +186,8 @@ def load_manifest(path: Path | str) -> Entrant:
         data = tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise ManifestError(f"{manifest}: not valid TOML: {error}") from None
+    except RecursionError:  # tomllib descends once per level of nested arrays and tables
+        raise ManifestError(f"{manifest}: not valid TOML: nested too deeply to read") from None
     unknown = sorted(set(data) - _KEYS)
     if unknown:
         raise ManifestError(f"{manifest}: unknown key(s) {', '.join(unknown)} (allowed: {', '.join(sorted(_KEYS))})")

@@ -613,6 +613,9 @@ def _read_json_record(path: Path) -> dict[str, Any]:
                 "scores": data["result"]["scores"], "ranks": data["ranks"], "faults": data.get("faults", [])}
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise StoreError(f"{path}: not a game record written by 'cardarena play --record' ({error})") from None
+    except RecursionError:  # json descends once per level of nesting
+        raise StoreError(f"{path}: not a game record written by 'cardarena play --record' (nested too deeply "
+                         "to read)") from None
 
 
 def _read_stored_record(path: Path, game_id: str | None) -> dict[str, Any]:
