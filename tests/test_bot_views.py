@@ -244,3 +244,49 @@ def test_a_pip_install_user_set_up_runs_python_bots(tmp_path, mode):
            if key not in ("PYTHONPATH", "PYTHONHOME", "PYTHONNOUSERSITE", "VIRTUAL_ENV")}
     done = play_with(base, bot_importing(tmp_path, "user_only"), mode, {**env, "HOME": str(home)}, tmp_path)
     assert done.returncode == 0 and "FAULT" not in done.stderr, done.stderr
+
+
+# -- no oracle on the organiser's disk (issue 20 item 8) ----------------------------------------------------
+
+def start_fault(command: list[str], folder: Path, monkeypatch, path: str | None = None) -> str:
+    """The detail of the start fault of a bot folder whose bot.toml runs `command`, the program's own word
+    replaced by PROGRAM: a detail that names the program, and nothing else about it, says nothing."""
+    from cardarena.manifest import load_manifest
+    from cardarena.referee.faults import BotFault
+    from cardarena.referee.process import BotProcess, Limits
+    if BWRAP_PROBLEM is not None:
+        pytest.skip(f"bubblewrap cannot run here: {BWRAP_PROBLEM} (without it a bot sees what the organiser sees)")
+    if path is not None:
+        monkeypatch.setenv("PATH", path)
+    (folder / "bot.toml").write_text(f'name = "prober"\ncommand = {json.dumps(command)}\n')
+    with pytest.raises(BotFault) as raised:
+        BotProcess(load_manifest(folder).spec, Limits(sandbox=sandbox.SandboxSettings(mode="bwrap"))).start()
+    assert raised.value.fault.kind == "start"
+    return raised.value.fault.detail.replace(command[0], "PROGRAM")
+
+
+def test_a_bot_toml_cannot_learn_whether_a_file_of_the_organiser_exists(tmp_path, monkeypatch):
+    """`command = ["/root/secret.txt"]` answered `not executable`, `/root/nothing` `no such file`."""
+    secret = tmp_path / "organiser" / "secret.txt"
+    secret.parent.mkdir()
+    secret.write_text("the organiser's")
+    folder = tmp_path / "prober"
+    folder.mkdir(mode=0o755)
+    (folder / "link").symlink_to(secret)
+    probes = [str(secret), str(secret.parent / "nothing"), f"../organiser/{secret.name}", "../organiser/nothing",
+              "./link", "/root/.bashrc", "/root/nothing"]
+    details = {probe: start_fault([probe], folder, monkeypatch) for probe in probes}
+    assert len(set(details.values())) == 1, details
+    assert "not among what the bot is shown" in details[probes[0]]
+
+
+def test_a_bot_toml_cannot_learn_which_programs_the_organisers_path_holds(tmp_path, monkeypatch):
+    tools = tmp_path / "organisers-bin"
+    tools.mkdir()
+    (tools / "organisers-tool").write_text("#!/bin/sh\n")
+    (tools / "organisers-tool").chmod(0o755)
+    folder = tmp_path / "prober"
+    folder.mkdir(mode=0o755)
+    path = f"{tools}:{os.environ['PATH']}"
+    present, absent = (start_fault([name], folder, monkeypatch, path) for name in ("organisers-tool", "no-such-tool"))
+    assert present == absent == "cannot run 'PROGRAM': PROGRAM: no such program on PATH"

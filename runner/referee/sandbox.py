@@ -413,7 +413,8 @@ def prepare(command: Sequence[str], cwd: str | None, folder: str | None, env: Se
     """
     mode = effective_mode(settings)
     bot_env = {**_python_env(), **_bot_env(env, pass_env, settings)}
-    _check_executable(command, cwd, bot_env.get("PATH", os.defpath))
+    _check_executable(command, cwd, bot_env.get("PATH", os.defpath),
+                      _shown_roots(command, cwd, folder) if mode == BWRAP else None)
     cgroups = Cgroups(settings)
     try:
         rlimits = {"nofile": settings.open_files, "fsize": settings.file_size_mb * _MIB, "core": 0}
@@ -448,18 +449,37 @@ def prepare(command: Sequence[str], cwd: str | None, folder: str | None, env: Se
         raise
 
 
-def _check_executable(command: Sequence[str], cwd: str | None, path: str) -> None:
+def _check_executable(command: Sequence[str], cwd: str | None, path: str, shown: list[Path] | None) -> None:
     """SandboxError unless the command's program exists and may be executed (checked here, since
-    inside the launch chain a missing program would look like a crash of the bot)."""
+    inside the launch chain a missing program would look like a crash of the bot). With `shown` (the
+    folders the sandbox shows the bot), a program elsewhere is refused alike whether it exists or not,
+    so that a bot.toml learns nothing of the organiser's other files."""
     program = command[0] if command else ""
     if "/" in program:
         found = os.path.join(cwd or os.getcwd(), program)
+        if shown is not None and not _inside(Path(found).resolve(), shown):
+            raise SandboxError(f"{program}: not among what the bot is shown (its folder, the system's programs "
+                               "and Python)")
         if not os.path.isfile(found):
             raise SandboxError(f"{program}: no such file")
         if not os.access(found, os.X_OK):
             raise SandboxError(f"{program}: not executable")
-    elif shutil.which(program, path=path) is None:
+        return
+    if shown is not None:  # only the folders of PATH that the bot sees can hold its program
+        path = os.pathsep.join(part for part in path.split(os.pathsep) if part and _inside(Path(part).resolve(), shown))
+    if shutil.which(program, path=path) is None:
         raise SandboxError(f"{program}: no such program on PATH")
+
+
+def _shown_roots(command: Sequence[str], cwd: str | None, folder: str | None) -> list[Path]:
+    """The folders under bubblewrap a bot may run a program from: the system's, Python's and its own."""
+    system = [Path(top).resolve() for top in SYSTEM_DIRS if os.path.isdir(top)]
+    return [*system, *(Path(path) for path in (*python_folders(), *visible_folders(command, cwd, folder)))]
+
+
+def _inside(path: Path, roots: Sequence[Path]) -> bool:
+    """True when `path` is one of `roots` or lies inside one."""
+    return any(path == root or root in path.parents for root in roots)
 
 
 def _tasks_of(uid: int) -> int:
