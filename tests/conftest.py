@@ -28,7 +28,7 @@ def zoo_script(parent: Path, script: str) -> Path:
     """A copy of a zoo script (with the `zoo` helper it imports) in a folder of its own under `parent`,
     readable by others: two NAME=CMD bots in one folder would see each other's files, which run refuses."""
     folder = parent / script.removesuffix(".py")
-    folder.mkdir(mode=0o755)
+    folder.mkdir(mode=0o755, parents=True, exist_ok=True)
     for name in (script, "zoo.py"):
         shutil.copy(ZOO / name, folder / name)
     return folder / script
