@@ -25,7 +25,8 @@ from typing import Any, Callable, Iterable
 
 import click
 
-from cardarena.console import ArgumentError, Seconds, check_writable_file, pass_env_option, require_sandbox, sandbox_option
+from cardarena.console import (ArgumentError, Seconds, check_writable_file, pass_env_option, require_own_views,
+                               require_sandbox, sandbox_option)
 from cardarena.games import get_game
 from cardarena.games.base import Game, OptionError
 from cardarena.manifest import Entrant, ManifestError, load_entrant
@@ -495,6 +496,7 @@ def check(bot_text: str, game_names: tuple[str, ...], old_game_names: tuple[str,
         raise ArgumentError(str(error)) from None
     if junit_path is not None:
         check_writable_file(junit_path, "--junit")
+    require_own_views([entrant.spec], sandbox, [], trusted=opponents(entrant.name, 1))
     require_sandbox(sandbox)
     if not RANDOM_BOT.is_file():
         raise click.ClickException(f"the opponent, the sample random bot, is missing: {RANDOM_BOT}")

@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from cardarena.console import (ArgumentError, Seconds, check_writable_file, make_folder, parse_option, pass_env_option,
-                            require_sandbox, result_table, sandbox_option)
+                            require_own_views, require_sandbox, result_table, sandbox_option)
 from cardarena.check import option_text
 from cardarena.cores import PINNING_UNAVAILABLE, can_pin
 from cardarena.games import all_games, get_game
@@ -118,6 +118,7 @@ def play(game_name: str, bots: tuple[str, ...], seed: int, game_id: str | None, 
         check_writable_file(record_path, "--record")
     if log_dir is not None:
         make_folder(log_dir, "--log-dir")
+    require_own_views(specs, sandbox, [("the bot logs folder (--log-dir)", log_dir), ("the game record (--record)", record_path)])
     require_sandbox(sandbox)
 
     names = [spec.name for spec in specs]

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import click
 from tabulate import tabulate
 
 from cardarena.referee.match import GameRecord
-from cardarena.referee.process import check_seconds
+from cardarena.referee.process import BotSpec, check_seconds
 
 
 class ArgumentError(click.ClickException):
@@ -61,7 +61,8 @@ def make_folder(path: Path, what: str) -> None:
         raise ArgumentError(f"{what} {path}: cannot create the folder: {error.strerror}") from None
     if not os.access(path, os.W_OK | os.X_OK):
         raise ArgumentError(f"{what} {path}: cannot write in it (permission denied)")
-from cardarena.referee.sandbox import SANDBOX_MODES, SandboxError, SandboxSettings, effective_mode
+from cardarena.referee.sandbox import (NONE, SANDBOX_MODES, SandboxError, SandboxSettings, bot_view, check_layout,
+                                      effective_mode)
 
 
 def parse_option(text: str) -> tuple[str, Any]:
@@ -123,5 +124,27 @@ def require_sandbox(settings: SandboxSettings) -> None:
     and auto's one-line warning comes first rather than in the middle of the output."""
     try:
         effective_mode(settings)
+    except SandboxError as error:
+        raise ArgumentError(str(error)) from None
+
+
+#: where `run` writes results by default (results/<name>.sqlite and its logs), relative to the current directory
+RESULTS_DIR = Path("results")
+
+
+def require_own_views(bots: Sequence[BotSpec], settings: SandboxSettings, protected: Sequence[tuple[str, Path | None]],
+                      trusted: Sequence[BotSpec] = ()) -> None:
+    """Refuse, before any bot starts, a layout in which a bot would see more than its own files: the
+    `protected` paths (as (what, path); None for one not in use), the results folder of the current
+    directory, or another bot's files (README "Sandbox"). `trusted` bots (check's opponents) may share
+    files with the others. Without a sandbox (`--sandbox none`) bots see what the organiser sees anyway."""
+    if settings.mode == NONE:
+        return
+    guarded = [(what, path) for what, path in protected if path is not None]
+    if RESULTS_DIR.is_dir():
+        guarded.append(("the results folder", RESULTS_DIR))
+    try:
+        check_layout([bot_view(spec.name, spec.argv(), spec.cwd, spec.folder) for spec in bots if spec.confined],
+                     guarded, [bot_view(spec.name, spec.argv(), spec.cwd, spec.folder) for spec in trusted])
     except SandboxError as error:
         raise ArgumentError(str(error)) from None

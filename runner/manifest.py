@@ -9,8 +9,9 @@
 
 The command runs in the bot's folder (or `cwd`, relative to it). A bot's *identity* (`identify`)
 is recorded with tournament results, so a changed bot is never mistaken for the old one: a digest
-of its folder's files (`bot_files`: git's tracked and unignored files when the folder is in a git
-work tree, else every file less build output), or for a NAME=CMD bot of its command and script.
+of its folder's files (`bot_files`: every file, less what the organiser's git work tree ignores by
+rules outside the folder, else less build output; nothing in the folder decides), or for a NAME=CMD
+bot of its command and script.
 The sandbox shows the bot its own folder read-only and nothing else of the organiser's files;
 `pass_env` names reach the bot only when the organiser allows them (league `[limits] pass_env`).
 """
@@ -80,31 +81,58 @@ class Entrant:
 
 
 def bot_files(folder: Path) -> list[str]:
-    """The files that make up a bot folder, as sorted relative POSIX paths: in a git work tree,
-    git's tracked and untracked-but-not-ignored files; elsewhere a walk that leaves out
-    SKIPPED_FOLDERS and SKIPPED_SUFFIXES. Symbolic links are listed, never followed."""
+    """The files that make up a bot folder, as sorted relative POSIX paths: every file, less what the
+    organiser's git work tree ignores by rules outside the folder when the folder lies in one, else
+    less SKIPPED_FOLDERS and SKIPPED_SUFFIXES. Nothing in the folder decides: not its own .git (its
+    index, exclude file or config), nor a .gitignore inside it. Symbolic links are listed, never followed."""
+    ignored = _ignored_from_outside(folder)
+    names = []
+    for root, folders, files in os.walk(folder):
+        relative = Path(root).relative_to(folder)
+        links = [name for name in folders if os.path.islink(os.path.join(root, name))]  # walk lists, never enters
+        folders[:] = [name for name in folders if name not in links and name != ".git" and (
+            (relative / name).as_posix() + "/" not in ignored if ignored is not None else name not in SKIPPED_FOLDERS)]
+        names += [(relative / name).as_posix() for name in files + links
+                  if ((relative / name).as_posix() not in ignored if ignored is not None
+                      else not name.endswith(SKIPPED_SUFFIXES))]
+        if len(names) > MAX_BOT_FILES:
+            raise ManifestError(f"{folder}: more than {MAX_BOT_FILES:,} files make up this bot; leave build output "
+                                "out of it (.gitignore, or node_modules/, build/ outside git)")
+    return sorted(names)
+
+
+def _ignored_from_outside(folder: Path) -> set[str] | None:
+    """The entries of `folder` (files, and folders ending in "/") that the organiser's git work tree
+    ignores by a rule kept outside the folder; None when the folder is not inside such a work tree, or
+    carries a .git of its own (whose index, exclude file and config are the bot author's to write)."""
+    if os.path.lexists(folder / ".git"):
+        return None
     try:
-        listed = subprocess.run(["git", *GIT_WITHOUT_HOOKS, "-C", str(folder), "ls-files", "-z", "--cached", "--others",
-                                 "--exclude-standard"], capture_output=True, timeout=60, check=False)
-        in_git = listed.returncode == 0
+        top = _git(folder, "rev-parse", "--show-toplevel")
+        if top is None:
+            return None
+        inside = folder.resolve()
+        if Path(os.fsdecode(top).strip()).resolve() not in inside.parents:
+            return None
+        entries = _git(folder, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
+        if entries is None:
+            return None
+        matches = _git(folder, "check-ignore", "-z", "-v", "--stdin", stdin=entries) if entries else b""
     except (OSError, subprocess.TimeoutExpired):
-        in_git = False
-    if in_git:
-        names = [name for name in listed.stdout.decode("utf-8", "surrogateescape").split("\0") if name]
-        names = [name for name in names if os.path.lexists(folder / name)]  # tracked, deleted since
-    else:
-        names = []
-        for root, folders, files in os.walk(folder):
-            links = [name for name in folders if os.path.islink(os.path.join(root, name))]  # walk lists, never enters
-            folders[:] = [name for name in folders if name not in SKIPPED_FOLDERS and name not in links]
-            names += [os.path.relpath(os.path.join(root, name), folder) for name in files + links
-                      if not name.endswith(SKIPPED_SUFFIXES)]
-            if len(names) > MAX_BOT_FILES:
-                break
-    if len(names) > MAX_BOT_FILES:
-        raise ManifestError(f"{folder}: more than {MAX_BOT_FILES:,} files make up this bot; leave build output "
-                            "out of it (.gitignore, or node_modules/, build/ outside git)")
-    return sorted(Path(name).as_posix() for name in set(names))
+        return None
+    fields = os.fsdecode(matches or b"").split("\0")
+    root = Path(os.fsdecode(top).strip())
+    return {path for source, path in zip(fields[0::4], fields[3::4])
+            if source and inside not in (root / source).resolve().parents}
+
+
+def _git(folder: Path, *args: str, stdin: bytes | None = None) -> bytes | None:
+    """What git prints for `args` run in `folder` (None when it fails: not a work tree, say). It never
+    runs a command that a .git config of the organiser's names (core.fsmonitor)."""
+    done = subprocess.run(["git", *GIT_WITHOUT_HOOKS, "-C", str(folder), *args], input=stdin, capture_output=True,
+                          timeout=60, check=False)
+    found = (0, 1) if args[0] == "check-ignore" else (0,)  # check-ignore: 1 when nothing is ignored
+    return done.stdout if done.returncode in found else None
 
 
 def identify(folder: Path | None, command: tuple[str, ...] = (), cwd: Path | None = None) -> Identity:
@@ -158,6 +186,8 @@ def load_manifest(path: Path | str) -> Entrant:
         data = tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise ManifestError(f"{manifest}: not valid TOML: {error}") from None
+    except RecursionError:  # tomllib descends once per level of nested arrays and tables
+        raise ManifestError(f"{manifest}: not valid TOML: nested too deeply to read") from None
     unknown = sorted(set(data) - _KEYS)
     if unknown:
         raise ManifestError(f"{manifest}: unknown key(s) {', '.join(unknown)} (allowed: {', '.join(sorted(_KEYS))})")

@@ -1,5 +1,6 @@
 """Shared fixtures: paths to bots and a helper to build bot specs for real subprocesses."""
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -41,6 +42,16 @@ def skip_without_bwrap(mode: str) -> None:
 
     if mode == "bwrap" and bwrap_problem() is not None:
         pytest.skip(f"needs bubblewrap: {bwrap_problem()}")
+
+
+def zoo_script(parent: Path, script: str) -> Path:
+    """A copy of a zoo script (with the `zoo` helper it imports) in a folder of its own under `parent`,
+    readable by others: two NAME=CMD bots in one folder would see each other's files, which run refuses."""
+    folder = parent / script.removesuffix(".py")
+    folder.mkdir(mode=0o755, parents=True, exist_ok=True)
+    for name in (script, "zoo.py"):
+        shutil.copy(ZOO / name, folder / name)
+    return folder / script
 
 
 @pytest.fixture

@@ -15,6 +15,10 @@ A = f"a={sys.executable} {RANDOM_BOT}"
 B = f"b={sys.executable} {RANDOM_BOT}"
 TWO = ["--bot", A, "--bot", B]
 LIMIT = "must be a number of seconds from 0.001 to 3600"
+#: issue 20 item 7: 5,000 nested arrays (or inline tables) made tomllib, and json, recurse past Python's limit
+DEEP_ARRAYS = "a = " + "[" * 5000 + "]" * 5000 + "\n"
+DEEP_TABLES = "a = " + "{ b = " * 3000 + "1" + " }" * 3000 + "\n"
+DEEP = "not valid TOML: nested too deeply to read"
 
 #: (command line with {tmp} for a fresh folder, files to write first, exit status, text of the line)
 CASES = [
@@ -83,6 +87,14 @@ CASES = [
      "option 'target' takes a int, got 'x'"),
     (["run", "{tmp}/l.toml"], {"l.toml": b"\xff\xfe"}, 2, "not valid TOML"),
     (["replay", "{tmp}/results.db"], {"results.db": ""}, 2, "name the game to replay"),  # a missing argument
+    # nested past Python's recursion limit: bot.toml (check, play, a league's glob) and league file
+    (["check", "{tmp}/deep"], {"deep/bot.toml": DEEP_ARRAYS}, 2, "deep/bot.toml: " + DEEP),
+    (["play", "casino", "--bot", "{tmp}/deep", "--bot", A], {"deep/bot.toml": DEEP_TABLES}, 2, "deep/bot.toml: " + DEEP),
+    (["run", "{tmp}/l.toml"], {"l.toml": DEEP_ARRAYS}, 2, "l.toml: " + DEEP),
+    (["run", "{tmp}/l.toml"], {"l.toml": f'bots = ["{A}"]\n' + DEEP_TABLES}, 2, "l.toml: " + DEEP),
+    (["run", "{tmp}/l.toml"], {"l.toml": f'bots = ["{A}", "*/"]\n', "deep/bot.toml": f'name = "d"\n{DEEP_ARRAYS}'},
+     2, "deep/bot.toml: " + DEEP),
+    (["run", "--bot", A, "--bot", "{tmp}/deep", "--out", "{tmp}/r.sqlite"], {"deep/bot.toml": DEEP_ARRAYS}, 2, DEEP),
     # records and results that are not what they claim (runtime failures: exit 1)
     (["replay", "{tmp}/r.json"], {"r.json": '{"game": "casino", "game_id": "x", "rules_version": "2", "options": {}, '
                                             '"seed": 1, "seats": ["a"], "actions": [], "result": {"scores": [1]}, '
@@ -91,6 +103,8 @@ CASES = [
                                             '"seed": 1, "seats": ["a", "b"], "actions": [[0, "x"]], '
                                             '"result": {"scores": [1, 0]}, "ranks": [0, 1]}'}, 1,
      "not a game record written by 'cardarena play --record' (actions must be [seat, action] pairs)"),
+    (["replay", "{tmp}/r.json"], {"r.json": "[" * 100_000 + "]" * 100_000}, 1,
+     "not a game record written by 'cardarena play --record' (nested too deeply to read)"),
     (["leaderboard", "{tmp}/r.sqlite"], {"r.sqlite": "not a database"}, 1, "is not a cardarena results database"),
 ]
 

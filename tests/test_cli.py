@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from tests.conftest import RANDOM_BOT, ROOT
+from tests.conftest import RANDOM_BOT, ROOT, zoo_script
 
 
 def cardarena(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
@@ -143,8 +143,8 @@ def test_play_reports_a_bot_that_exits_leaving_a_child_as_a_crash_at_once():
 
 
 def test_play_blames_a_second_answer_to_the_last_decision_on_the_game(tmp_path):
-    double = f"double_knock={sys.executable} {ROOT / 'tests' / 'zoo' / 'double_knock.py'}"
-    done = cardarena("play", "knock-rummy", "--bot", double, "--bot", f"p={sys.executable} {ROOT / 'tests' / 'zoo' / 'patient.py'} --after 1000000000",
+    double = f"double_knock={sys.executable} {zoo_script(tmp_path, 'double_knock.py')}"
+    done = cardarena("play", "knock-rummy", "--bot", double, "--bot", f"p={sys.executable} {zoo_script(tmp_path, 'patient.py')} --after 1000000000",
                      "--quiet", "--seed", "5", "--record", str(tmp_path / "r.json"))
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     record = json.loads((tmp_path / "r.json").read_text())

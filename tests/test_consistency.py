@@ -14,7 +14,7 @@ from tests.conftest import ROOT
 from tests.test_faults import RANDOM
 from tests.test_tournament import cardarena
 
-TWO = ["--bot", str(RANDOM), "--bot", f"b={sys.executable} {RANDOM / 'bot.py'}"]
+TWO = ["--bot", f"random={sys.executable} {RANDOM / 'bot.py'}", "--bot", f"b={sys.executable} {RANDOM / 'bot.py'}"]
 
 
 def small_run(out, *extra: str):

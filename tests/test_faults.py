@@ -43,7 +43,7 @@ def test_run_ends_with_a_fault_summary_and_strict_fails(tmp_path):
     assert re.search(r"^  talk: (\d+) faults? \(malformed \1\)$", done.stdout, re.M) and f"cardarena faults {tmp_path / 't.sqlite'}" in done.stdout
     strict = chatty_run(tmp_path / "s.sqlite", "--strict")
     assert strict.returncode == 1, strict.stderr
-    clean = cardarena("run", "--bot", str(RANDOM), "--bot", f"b={sys.executable} {RANDOM / 'bot.py'}",
+    clean = cardarena("run", "--bot", f"a={sys.executable} {RANDOM / 'bot.py'}", "--bot", f"b={sys.executable} {RANDOM / 'bot.py'}",
                       "--game", "casino", "--deals", "1", "--jobs", "1", "--bootstrap", "0",
                       "--out", str(tmp_path / "c.sqlite"), "--strict")
     assert clean.returncode == 0 and "faults: none" in clean.stdout, clean.stderr
@@ -86,7 +86,7 @@ def test_play_exits_1_when_a_bot_faulted():
     bots = ["--bot", f"a={sys.executable} {RANDOM / 'bot.py'}", "--bot", f"b={sys.executable} {ZOO / 'illegal.py'}"]
     faulted = cardarena("play", "knock-rummy", *bots, "--quiet")
     assert faulted.returncode == 1 and "FAULT b: illegal" in faulted.stderr
-    clean = cardarena("play", "knock-rummy", "--bot", str(RANDOM), "--bot", f"b={sys.executable} {RANDOM / 'bot.py'}",
+    clean = cardarena("play", "knock-rummy", "--bot", f"a={sys.executable} {RANDOM / 'bot.py'}", "--bot", f"b={sys.executable} {RANDOM / 'bot.py'}",
                       "--quiet")
     assert clean.returncode == 0, clean.stderr
 

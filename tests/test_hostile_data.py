@@ -13,18 +13,21 @@ import shlex
 import sqlite3
 import subprocess
 import sys
+import unicodedata
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, strategies as st
 
 from cardarena.cli import main
 from cardarena.games import get_game
+from cardarena.html import esc, plain_text
 from cardarena.referee.faults import MAX_EVIDENCE, Fault, cut, plain, printable
 from cardarena.referee.match import Match
 from cardarena.referee.process import BotSpec, Limits
-from tests.conftest import ROOT, ZOO, random_bot
+from tests.conftest import ROOT, ZOO, random_bot, zoo_script
 
 CASINO = get_game("casino")
 LIMITS = Limits(decision_timeout=10.0)
@@ -202,10 +205,12 @@ def gauntlet(out: Path, *extra: str) -> subprocess.CompletedProcess:
     """Every zoo bot of CASES challenges the random bot at Casino (one deal, both seats); the bot
     with a deep hello is entered too, and sits the run out."""
     args = ["run", "--game", "casino", "--deals", "1", "--seed", "5", "--timeout", "10", "--jobs", "2",
-            "--bootstrap", "20", "--out", str(out), "--bot", f"random={sys.executable} {ROOT / 'sample_bots/random/bot.py'}",
-            "--bot", zoo_text("deephello", ["deep_hello.py"])]
-    for name, script, _, _ in CASES:
-        args += ["--bot", zoo_text(name, script), "--challenger", name]
+            "--bootstrap", "20", "--out", str(out), "--bot", f"random={sys.executable} {ROOT / 'sample_bots/random/bot.py'}"]
+    for name, script in [("deephello", ["deep_hello.py"]), *((name, script) for name, script, _, _ in CASES)]:
+        # each script in a folder of its own, as run requires (the same one for --resume: the same identity)
+        copy = zoo_script(out.parent / "zoo", script[0])
+        args += ["--bot", f"{name}={shlex.join([sys.executable, str(copy), *script[1:]])}"]
+        args += [] if name == "deephello" else ["--challenger", name]
     return cardarena(*args, *extra)
 
 
@@ -249,3 +254,26 @@ def test_run_and_resume_play_every_hostile_bot_to_the_same_leaderboard(tmp_path)
     assert f"({len(faults) - len(lost)} already played)" in resumed.stderr
     assert stored_faults(copy) == faults
     assert leaderboard(copy) == leaderboard(out)
+
+
+INVISIBLE = ["\u061c", "\u200b", "\u200e", "\u200f", "\ufeff", "\U000e0041", "\U000e007f", "\ufdd0", "\U0010ffff",
+             "\ue000", "\u00ad", "\u2060", "\u2028", "\u2029", "\ud800", "\x85", "\u0378"]
+
+
+@pytest.mark.parametrize("char", INVISIBLE, ids=[f"U+{ord(char):04X}" for char in INVISIBLE])
+def test_invisible_characters_are_written_out_on_terminals_and_in_pages(char):
+    """Issue 20 item 9: printable() passed U+061C, U+200B, U+200E/F, U+FEFF, tag characters and
+    non-characters, and the HTML escaper U+061C: every character of the Unicode categories Cc, Cf, Co,
+    Cn, Cs, Zl and Zp is shown as an escape, wherever bot text reaches a person."""
+    text = f"bot{char}name"
+    for shown in (printable(text), plain_text(text), esc(text)):
+        assert char not in shown and shown.startswith("bot\\") and shown.endswith("name"), shown
+
+
+@given(st.text(alphabet=st.characters(), max_size=40))
+def test_whatever_a_bot_sends_nothing_hidden_reaches_a_person(text):
+    hidden = {"Cc", "Cf", "Co", "Cn", "Cs", "Zl", "Zp"}
+    assert not [char for char in printable(text) if unicodedata.category(char) in hidden and char != "\t"]
+    assert not [char for char in plain_text(text) if unicodedata.category(char) in hidden and char not in "\t\n"]
+    visible = "".join(char for char in text if unicodedata.category(char) not in hidden)
+    assert printable(visible) == visible  # letters, marks, symbols and spaces of any script pass unchanged

@@ -131,3 +131,34 @@ def test_hostile_folder_entries_are_identified_without_being_opened_or_followed(
     (bot / "lib").unlink()
     (bot / "lib").symlink_to("/usr")
     assert load_manifest(bot).identity.changes(dict(before.files)) == ["lib"]
+
+
+def test_a_bot_folder_cannot_hide_its_code_from_its_identity(tmp_path):
+    """Issue 20 item 6: a bot shipping its own .git whose info/exclude is `*` had an empty file list, so
+    --resume ran new code under the old name. Nothing in the folder decides what its identity covers:
+    not its own repository (exclude file, index, core.worktree, core.excludesFile), nor a .gitignore of
+    its own inside the organiser's work tree; the organiser's rules outside the folder still apply."""
+    bot = make_bot(tmp_path / "own" / "mine", {"bot.py": "print(1)\n", "lib/strategy.py": "X = 1\n"})
+    subprocess.run(["git", "init", "-q", str(bot)], check=True)
+    (bot / ".git" / "info" / "exclude").write_text("*\n")
+    subprocess.run(["git", "-C", str(bot), "config", "core.worktree", "/usr"], check=True)
+    subprocess.run(["git", "-C", str(bot), "config", "core.excludesFile", str(bot / "lib" / "strategy.py")],
+                   check=True)
+    assert bot_files(bot) == ["bot.py", "bot.toml", "lib/strategy.py"]
+    before = load_manifest(bot).identity
+    (bot / "lib" / "strategy.py").write_text("X = 2  # NEW CODE v2\n")
+    assert load_manifest(bot).identity.changes(dict(before.files)) == ["lib/strategy.py"]
+
+    organisers = tmp_path / "organiser"
+    subprocess.run(["git", "init", "-q", str(organisers)], check=True)
+    (organisers / ".gitignore").write_text("*.log\n")
+    (organisers / ".git" / "info" / "exclude").write_text("scratch/\n")
+    inside = make_bot(organisers / "bots" / "mine", {"bot.py": "print(1)\n", "plugin.hidden": "v1",
+                                                     "sub/.gitignore": "*\n", "sub/more.py": "1",
+                                                     "run.log": "organiser ignores this", "scratch/x": "and this"})
+    (inside / ".gitignore").write_text("*.hidden\n.gitignore\n")
+    nested = inside / "nested"
+    subprocess.run(["git", "init", "-q", str(nested)], check=True)  # a repository inside: its files count too
+    (nested / "code.py").write_text("Y = 1\n")
+    assert bot_files(inside) == [".gitignore", "bot.py", "bot.toml", "nested/code.py", "plugin.hidden",
+                                 "sub/.gitignore", "sub/more.py"]

@@ -87,7 +87,7 @@ def test_the_spy_gets_a_clean_environment(mode, tmp_path, monkeypatch):
     env = report["env"]
     assert "s3cret" not in json.dumps(env)
     assert env["OMP_NUM_THREADS"] == "1" and env["ALLOWED_BY_ORGANISER"] == "passed" and env["LC_TIME"] == "C"
-    allowed = {"PATH", "LANG", "LANGUAGE", "TZ", "HOME", "TMPDIR", "PYTHONPATH", "PWD", "OMP_NUM_THREADS",
+    allowed = {"PATH", "LANG", "LANGUAGE", "TZ", "HOME", "TMPDIR", "PYTHONPATH", "PYTHONUSERBASE", "PWD", "OMP_NUM_THREADS",
                "ALLOWED_BY_ORGANISER"}
     assert {name for name in env if not name.startswith("LC_")} <= allowed
     assert env["HOME"] != os.environ.get("HOME") and report["home_writable"]
@@ -136,7 +136,8 @@ def test_the_spy_cannot_reach_the_organisers_files_network_or_processes(mode, tm
     else:
         assert report["uid"] != 0
     system = {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "proc", "dev", "tmp", "home", "opt"}
-    ancestors = {Path(path).resolve().parts[1] for path in (sys.prefix, folder)}  # parents made for the binds
+    # parents made for the binds: of the bot's folder and of each folder of the Python that runs Python bots
+    ancestors = {Path(path).resolve().parts[1] for path in (*sandbox.python_folders(), folder)}
     assert set(report["root_listing"]) <= system | ancestors
 
 

@@ -10,19 +10,25 @@ from pathlib import Path
 import pytest
 
 from cardarena.tournament.store import ResultStore, salvage
-from tests.test_tournament import ROOT, bot, cardarena
+from tests.conftest import zoo_script
+from tests.test_tournament import bot, cardarena
 
-ZOO = ROOT / "tests" / "zoo"
+
+@pytest.fixture(scope="module")
+def bots(tmp_path_factory) -> list[str]:
+    """`stubborn` (ignores shutdown) and `talker` (late_talker.py: a frame after each game's end), each in a
+    folder of its own."""
+    folder = tmp_path_factory.mktemp("bots")
+    return ["--bot", f"stubborn={sys.executable} {zoo_script(folder, 'stubborn.py')}",
+            "--bot", f"talker={sys.executable} {zoo_script(folder, 'late_talker.py')}"]
 
 
-def run_args(out: Path, *extra: str) -> list[str]:
+def run_args(out: Path, bots: list[str], *extra: str) -> list[str]:
     """One Knock Rummy table of `stubborn` (ignores shutdown) and `talker` (late_talker.py: a frame after each
     game's end): one deal in two rotations, so the match shuts its bots down after each of its two games. The
     lineup is in name order, so stubborn's shutdown grace passes before talker's late frame is looked for."""
     return ["run", "--game", "knock-rummy", "--players", "knock-rummy=2", "--deals", "1", "--seed", "3",
-            "--timeout", "10", "--jobs", "1", "--bootstrap", "0", "--out", str(out),
-            "--bot", f"stubborn={sys.executable} {ZOO / 'stubborn.py'}",
-            "--bot", f"talker={sys.executable} {ZOO / 'late_talker.py'}", *extra]
+            "--timeout", "10", "--jobs", "1", "--bootstrap", "0", "--out", str(out), *bots, *extra]
 
 
 def stored_rows(path: Path) -> list[tuple]:
@@ -31,9 +37,9 @@ def stored_rows(path: Path) -> list[tuple]:
 
 
 @pytest.fixture(scope="module")
-def played(tmp_path_factory) -> tuple[Path, object]:
+def played(tmp_path_factory, bots) -> tuple[Path, object]:
     out = tmp_path_factory.mktemp("shutdown") / "t.sqlite"
-    return out, cardarena(*run_args(out, "--strict"))
+    return out, cardarena(*run_args(out, bots, "--strict"))
 
 
 def test_shutdown_faults_are_stored_labelled_and_make_strict_fail(played):
@@ -73,7 +79,7 @@ def test_faults_lists_them_with_match_last_game_kind_detail_and_evidence(played)
     assert "stubborn: crash at the shutdown after knock-rummy" in text.stdout and "2 faults of stubborn" in text.stdout
 
 
-def test_a_portion_played_again_on_resume_stores_its_shutdown_faults_once(played, tmp_path):
+def test_a_portion_played_again_on_resume_stores_its_shutdown_faults_once(played, bots, tmp_path):
     out, _ = played
     copy = tmp_path / "t.sqlite"
     copy.write_bytes(out.read_bytes())
@@ -82,7 +88,7 @@ def test_a_portion_played_again_on_resume_stores_its_shutdown_faults_once(played
         last = db.execute("SELECT max(game_id) FROM games").fetchone()[0]
         db.execute("DELETE FROM actions WHERE game_id = ?", (last,))
         db.execute("DELETE FROM games WHERE game_id = ?", (last,))
-    again = cardarena(*run_args(copy, "--resume"))
+    again = cardarena(*run_args(copy, bots, "--resume"))
     assert again.returncode == 0 and "(1 already played)" in again.stderr, again.stderr
     assert "warning: stubborn: crash at the shutdown after game " + last in again.stderr  # produced again ...
     assert stored_rows(copy) == before  # ... and stored once

@@ -12,11 +12,12 @@ import base64
 import gzip
 import html
 import json
-import re
 from functools import cache
 from importlib import resources
 from string import Template
 from typing import Any
+
+from cardarena.referee.faults import escape_hidden
 
 #: only the page itself and files beside it; no network, no plug-ins, no forms sent anywhere
 CONTENT_SECURITY_POLICY = ("default-src 'none'; script-src 'self' 'unsafe-inline'; "
@@ -25,9 +26,6 @@ SCRIPT_FILE = "cardarena.js"
 STYLE_FILE = "style.css"
 MAX_TEXT = 4000  # characters of one piece of bot text shown; the rest is cut with a note
 
-# C0 and C1 controls (tab and newline kept), DEL, and the Unicode bidirectional overrides and
-# isolates, which can make hostile text display as something else.
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 @cache
@@ -41,8 +39,7 @@ def plain_text(value: Any, limit: int = MAX_TEXT) -> str:
     text = value if isinstance(value, str) else str(value)
     if len(text) > limit:
         text = f"{text[:limit]}… ({len(text) - limit} more characters)"
-    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}" if ord(match.group()) < 0x100
-                        else f"\\u{ord(match.group()):04x}", text)
+    return escape_hidden(text, keep="\t\n")  # controls and invisible characters (faults.HIDDEN_CATEGORIES)
 
 
 def esc(value: Any, limit: int = MAX_TEXT) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 import reprlib
+import unicodedata
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -110,22 +111,33 @@ def plain(value: Any, limit: int = MAX_MESSAGE) -> Any:
 _BOUNDED_REPR = reprlib.Repr()
 _BOUNDED_REPR.maxstring = _BOUNDED_REPR.maxother = 200
 
-# C0 controls but tab, DEL, C1 controls (0x9b starts a terminal escape too), lone surrogates,
-# the line separators and bidirectional overrides that rearrange what a terminal shows, and the
-# two non-characters XML forbids.
-_UNPRINTABLE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029\u202a-\u202e\u2066-\u2069"
-                          "\ufffe\uffff]")
+#: Unicode general categories never shown as they are, since they hide, reorder or fake what a person
+#: reads: controls (C0, DEL, C1: 0x9b starts a terminal escape), format characters (bidirectional marks,
+#: overrides and isolates, U+061C, zero-width characters, the byte-order mark, tag characters),
+#: private use, unassigned code points (non-characters among them), lone surrogates, line and
+#: paragraph separators
+HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Co", "Cn", "Cs", "Zl", "Zp"})
+_ASCII_CONTROL = re.compile("[\x00-\x1f\x7f]")
+
+
+def escape_hidden(text: str, keep: str = "") -> str:
+    """`text` with every character of HIDDEN_CATEGORIES but those in `keep` written out visibly
+    (`\\x1b`, `\\u200b`, `\\U000e0041`)."""
+    if text.isascii():  # the common case, quickly
+        return _ASCII_CONTROL.sub(lambda match: match.group() if match.group() in keep else _escape(match.group()), text)
+    return "".join(char if char in keep or unicodedata.category(char) not in HIDDEN_CATEGORIES else _escape(char)
+                   for char in text)
 
 
 def printable(text: str) -> str:
-    """`text` safe to show a person on a terminal or in XML or Markdown: control characters,
-    escape sequences and lone surrogates are written out visibly (`\\x1b`, `\\n`, `\\ud800`)."""
-    return _UNPRINTABLE.sub(_escape, text)
+    """`text` safe to show a person on a terminal or in XML or Markdown: control and invisible
+    characters, escape sequences and lone surrogates are written out visibly (`\\x1b`, `\\n`, `\\ud800`)."""
+    return escape_hidden(text, keep="\t")
 
 
-def _escape(match: re.Match) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+def _escape(char: str) -> str:
+    code = ord(char)
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 _TELLING = re.compile(r"\w*(?:Error|Exception)\b|\bTraceback\b|\bpanicked\b|\bFATAL\b|\bfatal\b")

@@ -17,8 +17,10 @@ each `exec` the next, so no Python runs between fork and exec (no `preexec_fn`):
 
 The organiser's environment never reaches the bot: it gets PATH, LANG/LC_*/TZ, a private HOME
 and TMPDIR, PYTHONPATH naming the referee's `cardarena` package (the Python SDK and the game
-engines, read-only) and the stub that names the SDK's old import, and the
-variables its bot.toml sets (`env`) or asks for (`pass_env`, only names the organiser allows).
+engines, read-only) and the stub that names the SDK's old import, PYTHONUSERBASE where the
+organiser's Python takes packages from the user's site-packages, and the variables its bot.toml
+sets (`env`) or asks for (`pass_env`, only names the organiser allows). `check_layout` refuses a
+layout in which a bot would be shown more than its own files (the results, the logs, other bots).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import re
 import secrets
 import shutil
 import signal
+import site
 import stat
 import subprocess
 import sys
@@ -433,8 +436,9 @@ def prepare(command: Sequence[str], cwd: str | None, folder: str | None, env: Se
     has none, and then the folders of the files its command names are visible instead.
     """
     mode = effective_mode(settings)
-    bot_env = _bot_env(env, pass_env, settings)
-    _check_executable(command, cwd, bot_env.get("PATH", os.defpath))
+    bot_env = {**_python_env(), **_bot_env(env, pass_env, settings)}
+    _check_executable(command, cwd, bot_env.get("PATH", os.defpath),
+                      _shown_roots(command, cwd, folder) if mode == BWRAP else None)
     cgroups = Cgroups(settings)
     fds: list[int] = []
     try:
@@ -470,18 +474,37 @@ def prepare(command: Sequence[str], cwd: str | None, folder: str | None, env: Se
         raise
 
 
-def _check_executable(command: Sequence[str], cwd: str | None, path: str) -> None:
+def _check_executable(command: Sequence[str], cwd: str | None, path: str, shown: list[Path] | None) -> None:
     """SandboxError unless the command's program exists and may be executed (checked here, since
-    inside the launch chain a missing program would look like a crash of the bot)."""
+    inside the launch chain a missing program would look like a crash of the bot). With `shown` (the
+    folders the sandbox shows the bot), a program elsewhere is refused alike whether it exists or not,
+    so that a bot.toml learns nothing of the organiser's other files."""
     program = command[0] if command else ""
     if "/" in program:
         found = os.path.join(cwd or os.getcwd(), program)
+        if shown is not None and not _inside(Path(found).resolve(), shown):
+            raise SandboxError(f"{program}: not among what the bot is shown (its folder, the system's programs "
+                               "and Python)")
         if not os.path.isfile(found):
             raise SandboxError(f"{program}: no such file")
         if not os.access(found, os.X_OK):
             raise SandboxError(f"{program}: not executable")
-    elif shutil.which(program, path=path) is None:
+        return
+    if shown is not None:  # only the folders of PATH that the bot sees can hold its program
+        path = os.pathsep.join(part for part in path.split(os.pathsep) if part and _inside(Path(part).resolve(), shown))
+    if shutil.which(program, path=path) is None:
         raise SandboxError(f"{program}: no such program on PATH")
+
+
+def _shown_roots(command: Sequence[str], cwd: str | None, folder: str | None) -> list[Path]:
+    """The folders under bubblewrap a bot may run a program from: the system's, Python's and its own."""
+    system = [Path(top).resolve() for top in SYSTEM_DIRS if os.path.isdir(top)]
+    return [*system, *(Path(path) for path in (*python_folders(), *visible_folders(command, cwd, folder)))]
+
+
+def _inside(path: Path, roots: Sequence[Path]) -> bool:
+    """True when `path` is one of `roots` or lies inside one."""
+    return any(path == root or root in path.parents for root in roots)
 
 
 def _tasks_of(uid: int) -> int:
@@ -590,34 +613,147 @@ def visible_folders(command: Sequence[str], cwd: str | None, folder: str | None)
     SandboxError when that is a place shared with other files, such as / or the temporary folder."""
     if folder is not None or cwd is not None:
         return [str(Path(folder or cwd).resolve())]
+    program = _program_file(command)
+    if program is None:
+        return []
+    word, path = program
+    parent = path.parent
+    if parent in {Path("/"), Path(tempfile.gettempdir()).resolve(), Path.home().resolve()}:
+        raise SandboxError(f"the bot's command names {word}, whose folder {parent} is shared with other "
+                           "files; put the bot in a folder of its own (with a bot.toml)")
+    return [str(parent)]
+
+
+def _program_file(command: Sequence[str]) -> tuple[str, Path] | None:
+    """The file a NAME=CMD bot is made of, as (the word naming it, its resolved path): its program, or for an
+    interpreter the script it runs first; None when its command names no file outside the system and Python."""
     for word in command:
         path = Path(word)
-        if not path.is_file():
-            continue
-        parent = path.resolve().parent
-        if _already_visible(parent):
-            continue  # an interpreter: look on for the script it runs
-        if parent in {Path("/"), Path(tempfile.gettempdir()).resolve(), Path.home().resolve()}:
-            raise SandboxError(f"the bot's command names {word}, whose folder {parent} is shared with other "
-                               "files; put the bot in a folder of its own (with a bot.toml)")
-        return [str(parent)]
-    return []
+        if path.is_file() and not _already_visible(path.resolve().parent):
+            return word, path.resolve()
+    return None
 
 
-def _interpreter_dirs() -> list[str]:
-    """The Python installation that runs Python bots (this interpreter's prefixes), read-only."""
-    dirs = []
-    for prefix in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix):
-        resolved = Path(prefix).resolve()
-        if resolved != Path("/usr") and Path("/usr") not in resolved.parents and str(resolved) not in dirs:
-            dirs.append(str(resolved))
-    return dirs
+@functools.cache
+def python_folders() -> tuple[str, ...]:
+    """The folders the Python that runs Python bots needs for its standard library and installed packages,
+    shown read-only: its prefixes, its site-packages folders (the user's too, where that Python uses it)
+    and the folders their .pth files add (where a virtual environment or a dependency may live), less
+    those under /usr (shown anyway) and any .pth folder holding cardarena's own source (the project
+    tree of an editable install: the SDK is shown apart, and a bot sees nothing else of it)."""
+    source = [Path(module.__file__).resolve().parent for module in (cardarena, cardarena.protocol)]
+    folders = [Path(prefix) for prefix in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)]
+    for site_folder in _site_folders():
+        folders.append(Path(site_folder))
+        folders += [added for added in _pth_folders(Path(site_folder))
+                    if not any(added == path or added in path.parents for path in source)]
+    resolved = list(dict.fromkeys(path.resolve() for path in folders if path.is_dir()))
+    shown = [path for path in resolved if path != Path("/usr") and Path("/usr") not in path.parents]
+    return tuple(str(path) for path in shown if not any(other in path.parents for other in shown))
+
+
+def _site_folders() -> list[str]:
+    """This Python's site-packages folders, the user's own among them where this Python uses it."""
+    folders = list(site.getsitepackages())
+    if site.ENABLE_USER_SITE and os.path.isdir(site.getusersitepackages()):
+        folders.append(site.getusersitepackages())
+    return folders
+
+
+def _pth_folders(site_folder: Path) -> list[Path]:
+    """The folders the .pth files of a site-packages folder add to sys.path, as `site` reads them (a line
+    is a path relative to the folder, unless it is a comment or starts with `import`)."""
+    added = []
+    for pth in sorted(site_folder.glob("*.pth")):
+        try:
+            lines = pth.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            continue  # unreadable: `site` skips it too
+        added += [site_folder / line.rstrip() for line in lines
+                  if line.strip() and not line.startswith(("#", "import ", "import\t"))]
+    return added
+
+
+def _python_env() -> dict[str, str]:
+    """PYTHONUSERBASE naming the organiser's user base where its Python takes packages from it (pip
+    install --user), since a bot's private HOME would hide them."""
+    return {"PYTHONUSERBASE": site.getuserbase()} if site.ENABLE_USER_SITE and os.path.isdir(
+        site.getusersitepackages()) else {}
 
 
 def _already_visible(path: Path) -> bool:
     """True for a folder the sandbox shows anyway: the system's programs, or the Python installation."""
     tops = [Path("/usr"), *(Path(prefix).resolve() for prefix in (sys.prefix, sys.base_prefix))]
     return any(path == top or top in path.parents for top in tops)
+
+
+# -- layouts: a bot sees its own files and nothing else ---------------------------------------------------
+
+@dataclass(frozen=True)
+class BotView:
+    """What one bot sees of the organiser's files (`folders`, read-only, under bubblewrap) and what of that
+    is the bot itself (`own`: its folder, or the file a NAME=CMD bot's command runs; None: no file at all)."""
+
+    name: str
+    own: Path | None
+    folders: tuple[Path, ...]
+    script: str | None = None  # the word of a NAME=CMD bot's command naming `own`, for advice
+
+
+def bot_view(name: str, command: Sequence[str], cwd: str | None, folder: str | None) -> BotView:
+    """The view of a bot started with `command` (interpreter resolved) in `cwd`, from its `folder` or none."""
+    folders = tuple(Path(path) for path in visible_folders(command, cwd, folder))
+    if folder is not None or cwd is not None:
+        return BotView(name, folders[0], folders)
+    program = _program_file(command)
+    return BotView(name, None if program is None else program[1], folders, None if program is None else program[0])
+
+
+def _overlap(first: Path, second: Path) -> bool:
+    """True when one path is the other or lies inside it: a view of either shows (some of) the other."""
+    return first == second or first in second.parents or second in first.parents
+
+
+def _remedy(inner: Path, outer: Path, *bots: BotView) -> str:
+    """What the organiser can do when `outer` shows a bot `inner`: give a NAME=CMD bot among `bots` a
+    folder of its own, else move `inner` out of `outer` (or `outer` out of `inner`, when it lies inside)."""
+    script = next((bot.script for bot in bots if bot.script is not None), None)
+    if script is not None:
+        return f"put {Path(script).name} in a folder of its own (with a bot.toml)"
+    return f"move {inner} out of {outer}" if outer in inner.parents else f"move {outer} out of {inner}"
+
+
+def check_layout(views: Sequence[BotView], protected: Sequence[tuple[str, Path]],
+                 trusted: Sequence[BotView] = ()) -> None:
+    """SandboxError, in one line saying what to do, when a bot would see more than its own files: a
+    `protected` path (results file, bot logs, league file: each as (what, path)), another bot's files, or
+    either of these through a folder every bot is shown (the Python that runs Python bots, cardarena's own
+    package). `trusted` bots (check's opponents, the packaged random bot) are held to the protected paths only."""
+    protected = [(what, Path(path).resolve()) for what, path in protected]
+    shipped = Path(cardarena.__file__).resolve().parent  # the sample bots a wheel ships: public, like the rest
+    for shared in (Path(path) for path in (*python_folders(), *sdk_entries().values(), _moved_stub())):
+        for what, path in protected:
+            if _overlap(shared, path):
+                raise SandboxError(f"every bot would see {what} {path}: {shared} is shown to every bot (the Python "
+                                   "that runs Python bots, or cardarena's own package); keep the two apart")
+        for other in views:
+            if other.own is not None and shared in other.own.parents and shipped not in other.own.parents:
+                raise SandboxError(f"every bot would see bot {other.name}'s files {other.own}: {shared} is shown to "
+                                   "every bot (the Python that runs Python bots); move the bot out of it")
+    for view in (*views, *trusted):
+        for folder, (what, path) in itertools.product(view.folders, protected):
+            if _overlap(folder, path):
+                where = "lies inside" if path in folder.parents else "holds"
+                raise SandboxError(f"bot {view.name} would see {what} {path}: the folder it is shown, {folder}, "
+                                   f"{where} it; {_remedy(path, folder, view)}")
+    for view, other in itertools.permutations(views, 2):
+        for folder in view.folders:
+            if other.own is not None and other.own != view.own and _overlap(folder, other.own):
+                runs = next((f"{a.name} runs a file of bot {b.name}'s folder: enter only one of them, or "
+                             for a, b in ((view, other), (other, view))
+                             if a.script is not None and b.script is None and b.own in a.own.parents), "")
+                raise SandboxError(f"bot {view.name} would see bot {other.name}'s files {other.own}: the folder "
+                                   f"{view.name} is shown is {folder}; {runs}{_remedy(other.own, folder, other, view)}")
 
 
 def _namespace_args() -> list[str]:
@@ -665,7 +801,7 @@ def _bwrap_command(command: Sequence[str], cwd: str | None, folder: str | None, 
     mounts.add("--dev", None, "/dev")
     mounts.add("--tmpfs", None, "/tmp", perms="1777", size=settings.disk_mb * _MIB)
     mounts.add("--tmpfs", None, BOT_HOME, perms="0777" if root else "0700", size=settings.disk_mb * _MIB)
-    interpreter, sdk = _interpreter_dirs(), sdk_entries()
+    interpreter, sdk = python_folders(), sdk_entries()
     own = visible_folders(command, cwd, folder)
     if root:
         _check_readable_by_nobody([*interpreter, *sdk.values(), *own])

@@ -20,7 +20,8 @@ from typing import Any, Iterable, Sequence
 import click
 
 from cardarena.protocol.actions import find_legal
-from cardarena.console import ArgumentError, Seconds, check_writable_file, describe, pass_env_option, require_sandbox, sandbox_option
+from cardarena.console import (RESULTS_DIR, ArgumentError, Seconds, check_writable_file, describe, pass_env_option,
+                               require_own_views, require_sandbox, sandbox_option)
 from cardarena.cores import PINNING_UNAVAILABLE, can_pin
 from cardarena.games import get_game
 from cardarena.games.base import GameError, OptionError, score_to_wire
@@ -39,7 +40,6 @@ from cardarena.tournament.schedule import (FORMATS as SCHEDULE_FORMATS, GAUNTLET
 from cardarena.tournament.sprt import H0, H1, DuplicateSets, SequentialTest, SprtError, parse_sprt
 from cardarena.tournament.store import ResultStore, StoreError, StoredGame, merged_games, salvage as salvage_store
 
-RESULTS_DIR = Path("results")
 EXECUTORS = ("local", "dask")
 MAX_JOBS = 256  # worker processes, each with a table of bots
 MAX_BOOTSTRAP = 10_000  # resamples for the rating intervals: beyond it the intervals barely move
@@ -305,10 +305,16 @@ def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
     _check_anchor(anchor_pair, (entrant.name for entrant in league.entrants), "among this run's bots")
     if out or league.out:
         check_writable_file(out or league.out, "--out" if out else f"{source}: out", make_folders=True)
+    try:
+        path = _results_path(league, out, resume)
+    except StoreError as error:
+        raise click.ClickException(str(error)) from None
+    require_own_views([entrant.spec for entrant in league.entrants], league.limits.sandbox,
+                      [("the results file", path), ("the bot logs", path.with_suffix(".logs")),
+                       ("the league file", league_file)])
     require_sandbox(league.limits.sandbox)
     try:
         league = _sprt_bots_started(_preflight(league))
-        path = _results_path(league, out, resume)
         executor = _executor(league, executor_kind, jobs, pin_cores, path.with_suffix(".logs"))
     except (LeagueError, StoreError, ExecutionError) as error:
         raise click.ClickException(str(error)) from None
@@ -607,6 +613,9 @@ def _read_json_record(path: Path) -> dict[str, Any]:
                 "scores": data["result"]["scores"], "ranks": data["ranks"], "faults": data.get("faults", [])}
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise StoreError(f"{path}: not a game record written by 'cardarena play --record' ({error})") from None
+    except RecursionError:  # json descends once per level of nesting
+        raise StoreError(f"{path}: not a game record written by 'cardarena play --record' (nested too deeply "
+                         "to read)") from None
 
 
 def _read_stored_record(path: Path, game_id: str | None) -> dict[str, Any]:

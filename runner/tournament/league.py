@@ -305,3 +305,5 @@ def read_league_file(path: Path) -> dict[str, Any]:
         raise LeagueError(f"{path}: cannot read the league file: {error.strerror}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise LeagueError(f"{path}: not valid TOML: {error}") from None
+    except RecursionError:  # tomllib descends once per level of nested arrays and tables
+        raise LeagueError(f"{path}: not valid TOML: nested too deeply to read") from None
