@@ -225,6 +225,23 @@ def test_the_sample_league_file_is_valid_and_plays_every_game():
     assert plans and all(len(set(plan.lineup)) >= 2 for plan in plans)
 
 
+def test_the_sample_league_plays_the_four_sample_bots_and_leaves_the_starter_kits_out():
+    """The main job's league stays random, heuristic, js and c: the C++, Go and Rust kits' folders
+    sit beside them but are excluded (league.toml `exclude`)."""
+    league = build_league(read_league_file(SAMPLE_LEAGUE), SAMPLE_LEAGUE.parent, str(SAMPLE_LEAGUE))
+    assert sorted(entrant.name for entrant in league.entrants) == ["c-random", "heuristic", "js-random", "random"]
+
+
+def test_exclude_leaves_folders_out_of_the_bots_globs_and_may_match_nothing(tmp_path):
+    for name in ("alpha", "beta", "kit"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "bot.toml").write_text(f'name = "{name}"\ncommand = ["python3", "bot.py"]\n')
+    data = {"bots": ["*/"], "exclude": ["k*/", "missing/"]}
+    league = build_league(data, tmp_path, "league.toml")
+    assert [entrant.name for entrant in league.entrants] == ["alpha", "beta"]
+    assert len(build_league({"bots": ["*/"]}, tmp_path, "league.toml").entrants) == 3
+
+
 def test_a_challenger_makes_a_gauntlet(tmp_path):
     out = tmp_path / "gauntlet.sqlite"
     result = cardarena("run", "--game", "casino", "--deals", "1", "--timeout", "10", "--jobs", "1", "--bootstrap", "0",

@@ -6,6 +6,8 @@
                                     # predictable by anyone who knows it (for demos and tests)
     bots = ["random", "*/"]         # bot folders (globs allowed, relative to this file) or NAME=CMD
                                     # (files a NAME=CMD names: relative to this file too)
+    exclude = ["wip/"]              # folders (globs allowed, relative to this file) that the bots'
+                                    # globs leave out; a pattern matching nothing is fine
     games = ["casino", "cuajo"]     # default: every registered game
     deals = 4                       # deals per table (each played once per seat rotation)
     format = "round-robin"          # or "gauntlet", with challengers = ["new-bot"]
@@ -68,7 +70,7 @@ from cardarena.tournament.schedule import (
 from cardarena.tournament.sprt import SprtError, SprtSettings, sprt_settings
 
 SAMPLE_LEAGUE = SAMPLE_BOTS / "league.toml"
-_KEYS = {"name", "seed", "deal_seed", "bots", "games", "deals", "format", "challengers", "max_tables",
+_KEYS = {"name", "seed", "deal_seed", "bots", "exclude", "games", "deals", "format", "challengers", "max_tables",
          "pin_cores", "out", "limits", "game", "baseline", "sprt", "max_games", "sandbox",
          "scheduler"}
 DEFAULT_SPRT_MAX_GAMES = 20_000
@@ -134,9 +136,20 @@ def _expect(value: Any, kind: type | tuple[type, ...], where: str) -> Any:
     return value
 
 
-def _entrants(entries: list[Any], base: Path, where: str, command_paths: Path | None) -> tuple[Entrant, ...]:
-    """Bots from folder paths (globs allowed, relative to `base`) or `NAME=CMD` strings, whose
-    commands name files relative to `command_paths` (None: the current directory)."""
+def _excluded_folders(entries: list[Any], base: Path) -> frozenset[Path]:
+    """The folders that `exclude` patterns (globs allowed, relative to `base`) name, resolved."""
+    folders: set[Path] = set()
+    for entry in entries:
+        _expect(entry, str, "exclude entry")
+        folders.update(Path(p).resolve() for p in glob.glob(str(base / entry)))
+    return frozenset(folders)
+
+
+def _entrants(entries: list[Any], base: Path, where: str, command_paths: Path | None,
+              excluded: frozenset[Path] = frozenset()) -> tuple[Entrant, ...]:
+    """Bots from folder paths (globs allowed, relative to `base`, leaving out the `excluded`
+    folders) or `NAME=CMD` strings, whose commands name files relative to `command_paths` (None:
+    the current directory)."""
     entrants: list[Entrant] = []
     for entry in entries:
         _expect(entry, str, f"{where} entry")
@@ -144,7 +157,8 @@ def _entrants(entries: list[Any], base: Path, where: str, command_paths: Path | 
             raise LeagueError(f"{where}: {entry!r} holds a NUL character")
         pattern = base / entry
         if glob.has_magic(entry):
-            folders = sorted(Path(p) for p in glob.glob(str(pattern)) if (Path(p) / MANIFEST_NAME).is_file())
+            folders = sorted(Path(p) for p in glob.glob(str(pattern))
+                             if (Path(p) / MANIFEST_NAME).is_file() and Path(p).resolve() not in excluded)
             if not folders:
                 raise LeagueError(f"{where}: no bot folder matches {entry!r}")
             entrants.extend(load_manifest(folder) for folder in folders)
@@ -244,8 +258,9 @@ def build_league(data: Mapping[str, Any], base: Path, source: str, bots_base: Pa
             raise LeagueError("games: no game chosen")
         # A league file's NAME=CMD bots name files relative to it, as its bot folders are; those given
         # on the command line, relative to the current directory. Both run in the current directory.
+        excluded = _excluded_folders(_expect(data.get("exclude", []), list, "exclude"), base)
         entrants = _entrants(_expect(data.get("bots", []), list, "bots"), bots_base or base, "bots",
-                             None if bots_base is not None else base.resolve())
+                             None if bots_base is not None else base.resolve(), excluded)
         form = data.get("format", GAUNTLET if "sprt" in data else ROUND_ROBIN)  # an SPRT has a challenger
         if form not in FORMATS:
             raise LeagueError(f"format must be one of {', '.join(FORMATS)}, got {form!r}")
