@@ -19,13 +19,29 @@ def is_range(value: Any) -> bool:
 
 def same_value(expected: Any, given: Any) -> bool:
     """Structural equality that also compares types, so True never passes for 1, nor 1.0 for 1."""
-    if type(expected) is not type(given):
+    kind = type(expected)
+    if kind is not type(given):
         return False
-    if type(expected) is dict:
-        return expected.keys() == given.keys() and all(same_value(expected[k], given[k]) for k in expected)
-    if type(expected) is list:
-        return len(expected) == len(given) and all(same_value(a, b) for a, b in zip(expected, given))
-    return expected == given
+    if kind is dict:
+        if expected.keys() != given.keys():
+            return False
+        pairs = zip(expected.values(), map(given.__getitem__, expected))
+    elif kind is list:
+        if len(expected) != len(given):
+            return False
+        pairs = zip(expected, given)
+    else:
+        return expected == given
+    for inner, other in pairs:  # flat values compared here, nested ones by recursion
+        inner_kind = type(inner)
+        if inner_kind is not type(other):
+            return False
+        if inner_kind is dict or inner_kind is list:
+            if not same_value(inner, other):
+                return False
+        elif inner != other:
+            return False
+    return True
 
 
 def match_action(entry: Action, action: Any) -> bool:
@@ -70,6 +86,8 @@ def concrete_actions(entry: Action) -> int:
 def random_action(legal: Sequence[Action], rng: random.Random) -> Action:
     """A uniformly chosen legal entry, with a uniform integer drawn for every range in it."""
     entry = legal[rng.randrange(len(legal))]
+    if dict not in map(type, entry.values()):  # no range in it: a copy is the action
+        return dict(entry)
     return {
         key: rng.randint(value["min"], value["max"]) if is_range(value) else value
         for key, value in entry.items()

@@ -15,7 +15,9 @@ from typing import Any, Callable, Mapping, Sequence
 
 from cardarena import cards
 from cardarena.cards import NAME, RANK, SUIT
-from cardarena.games.base import Action, Event, Game, GameSpec, GameState, Option, OptionError, Result, check_deck
+from cardarena.games.base import (
+    Action, Event, Game, GameSpec, GameState, Option, OptionError, Result, check_deck, shuffle,
+)
 
 HAND_SIZE = 4
 TABLE_DEAL = 4
@@ -72,6 +74,9 @@ def _groups_summing_to(total: int) -> tuple[int, ...]:
     extend(total, 1, 0)
     return tuple(found)
 
+
+#: CARD_UNIT[c]: the multiset code of the number card c alone (0 for a face card)
+CARD_UNIT = tuple(_unit(RANK[c]) if RANK[c] <= HIGHEST_NUMBER else 0 for c in cards.DECK)
 
 #: GROUPS[v]: every group of number cards worth v; GROUPS[0] is the empty group alone
 GROUPS = tuple(_groups_summing_to(total) for total in range(HIGHEST_NUMBER + 1))
@@ -132,7 +137,7 @@ class CasinoState(GameState):
         self.teams = SPEC.teams(players, options)
         self.side_of = self.teams if self.teams is not None else tuple(range(players))
         self.sides = len(set(self.side_of))
-        self.rng = rng
+        self.adopt_rng(rng)
         self.dealer = rng.randrange(players)
         self.round = 0
         self.scores = [0] * self.sides
@@ -187,7 +192,7 @@ class CasinoState(GameState):
 
     def _shuffled_deck(self) -> list[int]:
         deck = list(cards.DECK)
-        self.rng.shuffle(deck)
+        shuffle(self._private_rng(), deck)
         return deck
 
     def _end_round(self) -> list[Event]:
@@ -395,8 +400,7 @@ class CasinoState(GameState):
     def clone(self) -> "CasinoState":
         copy = CasinoState.__new__(CasinoState)
         copy.__dict__.update(self.__dict__)
-        copy.rng = random.Random()
-        copy.rng.setstate(self.rng.getstate())
+        self._clone_rng_into(copy)
         copy.scores = list(self.scores)
         copy.history = list(self.history)
         copy.stock = list(self.stock)
@@ -448,9 +452,21 @@ class Move:
 
 
 def _common(first: int, second: int) -> int:
-    """The multiset of values held by both `first` and `second` (slot-wise minimum)."""
-    return sum(min(_count(first, value), _count(second, value)) * _unit(value)
-               for value in range(1, HIGHEST_NUMBER + 1) if first >> (4 * (value - 1)) & 15)
+    """The multiset of values held by both `first` and `second` (slot-wise minimum).
+
+    A slot of `first | _GUARD` less the same slot of `second` keeps its guard bit exactly where
+    `first` holds at least as many (slots stay below 8), and there the minimum is `second`'s.
+    """
+    second_is_less = ((((first | _GUARD) - second) & _GUARD) >> 3) * 15
+    return (second & second_is_less) | (first & ~second_is_less)
+
+
+#: GROUPS_HOLDING[v][w]: the groups worth v that hold a card of value w, in the order of GROUPS[v]
+GROUPS_HOLDING = tuple(
+    tuple(tuple(group for group in GROUPS[total] if _count(group, value)) if value else ()
+          for value in range(HIGHEST_NUMBER + 1))
+    for total in range(HIGHEST_NUMBER + 1)
+)
 
 
 @lru_cache(maxsize=65536)
@@ -463,18 +479,22 @@ def _completable(required: int, available: int, value: int, extra: int) -> bool:
     value are interchangeable, so a group covers `required` before borrowing from `available`;
     the group of the lowest required value is chosen first, which makes the search canonical.
     """
+    guarded = available | _GUARD  # `_fits`, inline: this is the hottest loop of the engine
     if required == 0:
         if extra <= 0:
             return True
-        return any(_fits(group, available) and _completable(0, available - group, value, extra - _size(group))
-                   for group in GROUPS[value])
-    lowest = next(v for v in range(1, HIGHEST_NUMBER + 1) if _count(required, v))
-    for group in GROUPS[value]:
-        if not _count(group, lowest):
-            continue
-        covered = _common(group, required)
+        for group in GROUPS[value]:
+            if (guarded - group) & _GUARD == _GUARD and _completable(
+                    0, available - group, value, extra - _size(group)):
+                return True
+        return False
+    lowest = ((required & -required).bit_length() + 3) // 4  # the lowest value held: its 4-bit slot, from 1
+    for group in GROUPS_HOLDING[value][lowest]:
+        # covered = _common(group, required), inline
+        required_is_less = ((((group | _GUARD) - required) & _GUARD) >> 3) * 15
+        covered = (required & required_is_less) | (group & ~required_is_less)
         borrowed = group - covered
-        if _fits(borrowed, available) and _completable(
+        if (guarded - borrowed) & _GUARD == _GUARD and _completable(
                 required - covered, available - borrowed, value, extra - _size(borrowed)):
             return True
     return False
@@ -507,7 +527,7 @@ class MoveGenerator:
             self.held[RANK[c]] += 1
         self.loose_numbers = [c for c in state.loose if RANK[c] <= HIGHEST_NUMBER]
         self.loose_faces = [c for c in state.loose if RANK[c] > HIGHEST_NUMBER]
-        self.pool = sum(_unit(RANK[c]) for c in self.loose_numbers)
+        self.pool = sum(map(CARD_UNIT.__getitem__, self.loose_numbers))
         self.moves_out: list[Action] = []
 
     # ----- the first decision of a turn -----
@@ -552,8 +572,9 @@ class MoveGenerator:
     def _creations(self, value: int, name: str) -> None:
         if not self._keeps_owned():
             return
+        unit = CARD_UNIT[4 * (value - 1)]
         for target in range(1, HIGHEST_NUMBER + 1):
-            if self.held[target] and _completable(_unit(value), self.pool, target, 1):
+            if self.held[target] and _completable(unit, self.pool, target, 1):
                 self.moves_out.append({"type": "build", "card": name, "value": target})
 
     def _increases(self, value: int, name: str) -> None:
@@ -592,7 +613,7 @@ class MoveGenerator:
                 return [{"type": "done"}]
             return [{"type": "take", "loose": NAME[face]} for face in self.loose_faces
                     if RANK[face] == RANK[move.card]]
-        taken = sum(_unit(RANK[c]) for c in move.loose)
+        taken = sum(map(CARD_UNIT.__getitem__, move.loose))
         after = move.loose[-1] if move.loose else -1
         steps: list[Action] = []
         if move.kind == "capture":
@@ -613,7 +634,7 @@ class MoveGenerator:
             complete = _total(taken) == missing
         else:
             if move.kind == "build":  # the played card is in one of the groups
-                fixed, minimum = _unit(RANK[move.card]), 1
+                fixed, minimum = CARD_UNIT[move.card], 1
             elif move.kind == "increase":  # the build's raised value is in one of the groups
                 build = next(b for b in self.builds if b.id == move.build)
                 fixed, minimum = _unit(build.value + RANK[move.card]), 0
@@ -630,11 +651,12 @@ class MoveGenerator:
     def _loose_takes(self, after: int, taken: int, completable: Callable[[int, int], bool]) -> list[Action]:
         """Takes of the loose number cards after card `after` that `completable(chosen, rest)` allows."""
         later = [c for c in self.loose_numbers if c > after]
-        rest = sum(_unit(RANK[c]) for c in later)
+        rest = sum(map(CARD_UNIT.__getitem__, later))
         steps = []
         for c in later:
-            rest -= _unit(RANK[c])
-            if completable(taken + _unit(RANK[c]), rest):
+            unit = CARD_UNIT[c]
+            rest -= unit
+            if completable(taken + unit, rest):
                 steps.append({"type": "take", "loose": NAME[c]})
         return steps
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import random
 from functools import cache, lru_cache
-from itertools import combinations, product
+from itertools import combinations, compress, product
 from typing import Any, Mapping, Sequence
 
-from cardarena.games.base import Action, Event, Game, GameSpec, GameState, Option, Result, check_deck
+from cardarena.games.base import Action, Event, Game, GameSpec, GameState, Option, Result, check_deck, shuffle
 
 RANKS = ("A", "3", "4", "5", "J", "H", "K")
 SUITS = ("o", "c", "e", "b")  # oros (coins), copas (cups), espadas (swords), bastos (batons)
@@ -23,6 +23,13 @@ KING_OF_COINS = KING * 4
 NAME = tuple(RANKS[t // 4] + SUITS[t % 4] for t in range(TYPES))
 _BY_NAME = {name: t for t, name in enumerate(NAME)}
 KINGS = range(KING * 4, TYPES)
+NON_KINGS = range(KING * 4)
+
+# Legal-list entries, made once: legal lists hand out these very dicts (do not mutate them).
+_DRAW, _TAKE, _CLAIM, _PASS = ({"type": kind} for kind in ("draw", "take", "claim", "pass"))
+_SECRET = tuple({"type": "secret", "card": name} for name in NAME)
+_SOWEE_SECRET = tuple({"type": "sowee_secret", "card": name} for name in NAME)
+_DISCARD = tuple({"type": "discard", "card": name} for name in NAME)
 
 HAND_SIZE = 15
 SECRET_PAYMENT = 50
@@ -86,9 +93,25 @@ def _sequence_choices(counts: tuple[int, ...]) -> product:
     return product(*(range(min(counts[s], counts[4 + s], counts[8 + s]) + 1) for s in range(4)))
 
 
+def _stranded(counts: tuple[int, ...], ranks: int) -> bool:
+    """Whether a card among the first `ranks` ranks of a 3-rank group fits no combination at all:
+    fewer than four copies (no secret), fewer than three suits of its rank (no set) and a rank of
+    its suit's sequence missing. Most hands that do not split are told this fast."""
+    for rank in range(ranks):
+        row = counts[rank * 4:rank * 4 + 4]
+        if row.count(0) <= 1:  # three or four suits: a set is possible for each
+            continue
+        for suit in range(4):
+            if 0 < row[suit] < COPIES and not all(counts[other * 4 + suit] for other in range(3) if other != rank):
+                return True
+    return False
+
+
 @lru_cache(maxsize=MEMO_SIZE)
 def _middle_complete(counts: tuple[int, ...]) -> bool:
     """Whether the 3s, 4s and 5s (12 counts, rank-major) split into 3-4-5 sequences, sets and secrets."""
+    if _stranded(counts, 3):
+        return False
     for runs in _sequence_choices(counts):
         if all(rank_splits([counts[r * 4 + s] - runs[s] for s in range(4)]) for r in range(3)):
             return True
@@ -98,6 +121,8 @@ def _middle_complete(counts: tuple[int, ...]) -> bool:
 @lru_cache(maxsize=MEMO_SIZE)
 def _high_complete(counts: tuple[int, ...]) -> bool:
     """Whether the Js, Hs and Ks (12 counts) split into J-H-K sequences, sets, secrets and lone kings."""
+    if _stranded(counts, 2):
+        return False
     for runs in _sequence_choices(counts):
         if all(rank_splits([counts[r * 4 + s] - runs[s] for s in range(4)]) for r in range(2)):
             return True
@@ -126,8 +151,12 @@ def completing_cards(counts: Sequence[int]) -> list[int]:
 
     Adding a card changes only its own group, so the other groups must already be complete.
     """
-    keys = [tuple(counts[lo:hi]) for lo, hi, _ in _GROUPS]
-    complete = [check(key) for key, (_, _, check) in zip(keys, _GROUPS)]
+    keys = [tuple(counts[0:4]), tuple(counts[4:16])]
+    complete = [_ace_complete(keys[0]), _middle_complete(keys[1])]
+    if not complete[0] and not complete[1]:  # the usual case, known before the third group is looked at
+        return []
+    keys.append(tuple(counts[16:28]))
+    complete.append(_high_complete(keys[2]))
     if complete.count(False) > 1:
         return []
     found = []
@@ -207,7 +236,7 @@ class CuajoState(GameState):
     players = 4
 
     def __init__(self, rng: random.Random, dealer: int, order: list[int], max_turns: int):
-        self.rng = rng
+        self.adopt_rng(rng)
         self.dealer = dealer
         self.max_turns = max_turns
         self.turn_number = 1  # the turn in progress; the dealer's opening discard is turn 1
@@ -259,8 +288,11 @@ class CuajoState(GameState):
     def _one_card_away(self, seat: int) -> bool:
         """Whether one more card would complete the 16 cards of `seat`: a card type that fits the free
         cards and of which the player does not already hold all four copies (laid secrets included)."""
+        completing = completing_cards(self.free_cards(seat))
+        if not completing:
+            return False
         held = self.all_cards(seat)
-        return any(held[t] < COPIES for t in completing_cards(self.free_cards(seat)))
+        return any(held[t] < COPIES for t in completing)
 
     def can_win_with(self, seat: int, card_type: int) -> bool:
         """Whether `seat` (not under penalty) would hold a complete hand after adding `card_type`."""
@@ -280,12 +312,9 @@ class CuajoState(GameState):
 
     def legal_actions(self) -> list[Action]:
         if self.phase == "draw":
-            actions: list[Action] = [{"type": "draw"}]
-            if self.pile:
-                actions.append({"type": "take"})
-            return actions
+            return [_DRAW, _TAKE] if self.pile else [_DRAW]
         if self.phase == "claim":
-            return [{"type": "claim"}, {"type": "pass"}]
+            return [_CLAIM, _PASS]
         if self.phase == "discard":
             return self._discard_phase_actions()
         return []
@@ -294,9 +323,9 @@ class CuajoState(GameState):
         """Secrets that leave a card to discard (or win), then every discardable card type."""
         hand = self.hands[self.current]
         size = sum(hand)
-        actions: list[Action] = [
-            {"type": "secret", "card": NAME[t]} for t in range(TYPES) if hand[t] >= COPIES and size > COPIES
-        ]
+        actions: list[Action] = (
+            [_SECRET[t] for t in range(TYPES) if hand[t] >= COPIES] if size > COPIES and max(hand) >= COPIES else []
+        )
         # the free cards after a sowee secret are the hand less the three sowee cards, whatever the
         # fourth; one that leaves no card to discard is offered only when it wins
         if (
@@ -304,15 +333,11 @@ class CuajoState(GameState):
             and hand[self.sowee] >= 3
             and (size > COPIES or self._sowee_secret_wins())
         ):
-            actions += [
-                {"type": "sowee_secret", "card": NAME[t]}
-                for t in range(TYPES)
-                if hand[t] and t != self.sowee
-            ]
-        discardable = [t for t in range(TYPES) if hand[t] and rank_of(t) != KING]
+            actions += [_SOWEE_SECRET[t] for t in range(TYPES) if hand[t] and t != self.sowee]
+        discardable = list(compress(NON_KINGS, hand))
         if not discardable:  # only kings left: under penalty, or a sowee 4th that fits nothing (engine choice)
             discardable = [t for t in KINGS if hand[t]]
-        actions += [{"type": "discard", "card": NAME[t]} for t in discardable]
+        actions += [_DISCARD[t] for t in discardable]
         return actions
 
     # -------------------------------------------------------------- moves
@@ -551,8 +576,7 @@ class CuajoState(GameState):
     def clone(self) -> "CuajoState":
         twin = object.__new__(CuajoState)
         twin.__dict__.update(self.__dict__)
-        twin.rng = random.Random()
-        twin.rng.setstate(self.rng.getstate())
+        self._clone_rng_into(twin)
         twin.hands = [hand[:] for hand in self.hands]
         twin.stock = self.stock[:]
         twin.pile = self.pile[:]
@@ -615,7 +639,7 @@ class Cuajo(Game):
         dealer = resolved["dealer"] if resolved["dealer"] is not None else rng.randrange(4)
         if deck is None:
             order = [t for t in range(TYPES) for _ in range(COPIES)]
-            rng.shuffle(order)
+            shuffle(rng, order)
         else:
             order = self._parse_deck(deck)
         return CuajoState(rng, dealer, order, resolved["max_turns"])

@@ -2,7 +2,9 @@
 
 One game is one round. Cards are ints (see `cardarena.cards`); hands are kept sorted. The minimum
 deadwood is an exact search over every set and run of the hand, memoised on the hand's card
-bitmask, and is only computed when the round ends.
+bitmask, and is only computed when the round ends; the cards that belong to no meld at all are
+found first with a few bit operations, and the search only sees the others (in random play, few
+or none). The full arrangement, melds and all, is only worked out for `reveal`.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import bisect
 import random
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any, Mapping, Sequence
 
 from cardarena.cards import DECK, NAME, RANK
@@ -29,6 +32,13 @@ VALUE = tuple(min(RANK[card], 10) for card in DECK)
 _CARD_BY_NAME = {name: card for card, name in enumerate(NAME)}
 
 DRAW, DISCARD, OVER = "draw", "discard", "over"
+
+# Legal-list entries, made once: legal lists hand out these very dicts (do not mutate them).
+_DRAW_EITHER = [{"type": "draw", "source": "stock"}, {"type": "draw", "source": "discard"}]
+_PASS_ONLY = [{"type": "pass"}]
+_DRAW_PILE_OR_PASS = [{"type": "draw", "source": "discard"}, {"type": "pass"}]
+_DISCARD = tuple({"type": "discard", "card": name} for name in NAME)
+_KNOCK = tuple({"type": "knock", "card": name} for name in NAME)
 
 SPEC = GameSpec(
     name="knock-rummy",
@@ -102,6 +112,55 @@ def _least_deadwood(mask: int, memo: dict[int, int]) -> int:
     return best
 
 
+#: per 4-bit rank slot of a card bitmask: 0b0101.. and 0b0011.. (bit counting), 5 and 8 (a count of 3 or 4)
+_ODD_BITS = int("5" * 13, 16)
+_PAIR_BITS = int("3" * 13, 16)
+_FIVES = int("5" * 13, 16)
+_EIGHTS = int("8" * 13, 16)
+
+
+def _meldable(mask: int) -> int:
+    """The cards of `mask` that belong to at least one set or run of `mask`.
+
+    A card's rank is its 4-bit slot (card = 4 * (rank - 1) + suit), so a run is a card with the
+    cards 4 and 8 bits above it, and a set is a slot holding three or four cards: the slots'
+    bit counts are added up in place, and a count plus 5 reaches 8 exactly from 3 cards on.
+    """
+    runs = mask & (mask >> 4) & (mask >> 8)
+    pairs = (mask & _ODD_BITS) + ((mask >> 1) & _ODD_BITS)
+    counts = (pairs & _PAIR_BITS) + ((pairs >> 2) & _PAIR_BITS)
+    full_slots = ((counts + _FIVES) & _EIGHTS) >> 3
+    return runs | (runs << 4) | (runs << 8) | (mask & (full_slots * 15))
+
+
+#: the bit of each card in a card bitmask
+_BIT = tuple(1 << card for card in DECK)
+#: the cards whose point value has bit b set, for b = 0..3 (values are at most 10)
+_VALUE_BITS = tuple(sum(_BIT[card] for card in DECK if VALUE[card] >> b & 1) for b in range(4))
+
+
+def _points(mask: int) -> int:
+    """The total point value of the cards of `mask`, bit by bit of the values."""
+    one, two, four, eight = _VALUE_BITS
+    return ((mask & one).bit_count() + 2 * (mask & two).bit_count() + 4 * (mask & four).bit_count()
+            + 8 * (mask & eight).bit_count())
+
+
+@lru_cache(maxsize=1 << 16)
+def _meldable_deadwood(meldable: int) -> int:
+    """The least deadwood of cards that all belong to some meld (memoised: few such sets occur)."""
+    return _least_deadwood(meldable, {})
+
+
+def least_deadwood(cards: Sequence[int]) -> int:
+    """The least deadwood of a hand (as `best_arrangement` finds it), without the melds."""
+    mask = sum(map(_BIT.__getitem__, cards))
+    meldable = _meldable(mask)
+    if not meldable:
+        return _points(mask)
+    return _points(mask ^ meldable) + _meldable_deadwood(meldable)
+
+
 def _cards_of(mask: int) -> list[int]:
     """The cards of a bitmask, lowest first."""
     cards = []
@@ -120,11 +179,7 @@ def best_arrangement(cards: Sequence[int]) -> tuple[int, list[list[int]], list[i
     mask = 0
     for card in cards:
         mask |= 1 << card
-    meldable = 0
-    for card in cards:
-        for meld in MELDS_BY_LOWEST[card]:
-            if meld & mask == meld:
-                meldable |= meld
+    meldable = _meldable(mask)
     unmatched = _cards_of(mask ^ meldable)
     melds: list[list[int]] = []
     if meldable:
@@ -148,29 +203,30 @@ def best_arrangement(cards: Sequence[int]) -> tuple[int, list[list[int]], list[i
 
 def deadwood(cards: Sequence[int]) -> int:
     """The least deadwood of a hand over every arrangement into sets and runs."""
-    return best_arrangement(cards)[0]
+    return least_deadwood(cards)
 
 
-def settle(deadwoods: Sequence[int], knocker: int | None) -> tuple[list[Fraction], list[int]]:
-    """Net stake change per seat and the seats that collect, per the rules' Scoring 1-5."""
+def settle(deadwoods: Sequence[int], knocker: int | None) -> tuple[list[int | Fraction], list[int]]:
+    """Net stake change per seat and the seats that collect, per the rules' Scoring 1-5 (exact:
+    an int, or a Fraction where a share does not come out whole)."""
     players = len(deadwoods)
     if knocker is not None and deadwoods[knocker] == 0:
-        payments = [-Fraction(deadwoods[seat] + RUMMY_BONUS) for seat in range(players)]
+        payments: list[int | Fraction] = [-(deadwoods[seat] + RUMMY_BONUS) for seat in range(players)]
         payments[knocker] = -sum(payments[seat] for seat in range(players) if seat != knocker)
         return payments, [knocker]
     least = min(deadwoods)
     tied = [seat for seat in range(players) if deadwoods[seat] == least]
     # A knocker tied with others collects nothing (rule 3); alone in W it is w (rule 2).
     collectors = [seat for seat in tied if seat != knocker] if knocker in tied and len(tied) > 1 else tied
-    payments = [Fraction(0)] * players
+    payments = [0] * players
     pool = 0
     for seat in range(players):
         if seat in tied:
             continue
         owed = deadwoods[seat] - least + (KNOCK_PENALTY if seat == knocker else 0)
-        payments[seat] = Fraction(-owed)
+        payments[seat] = -owed
         pool += owed
-    share = Fraction(pool, len(collectors))
+    share = pool // len(collectors) if pool % len(collectors) == 0 else Fraction(pool, len(collectors))
     for seat in collectors:
         payments[seat] = share
     return payments, collectors
@@ -180,15 +236,15 @@ class KnockRummyState(GameState):
     """One round of Knock Rummy in progress; hands are sorted card lists, the stock's top is last."""
 
     __slots__ = (
-        "players", "rng", "dealer", "hands", "known", "stock", "pile", "current", "phase",
-        "taken", "pickups_left", "max_turns", "turn_number", "knocker", "knock_card", "ending",
-        "arrangements", "payments", "collectors",
+        "players", "_rng_object", "_rng_holding", "dealer", "hands", "known", "stock", "pile", "current",
+        "phase", "taken", "pickups_left", "max_turns", "turn_number", "knocker", "knock_card", "ending",
+        "deadwoods", "payments", "collectors", "_legal",
     )
 
     def __init__(self, players: int, options: dict[str, Any], rng: random.Random, dealer: int,
                  deck: Sequence[int]):
         self.players = players
-        self.rng = rng
+        self.adopt_rng(rng)
         self.dealer = dealer
         size = 10 if players == 2 else 7
         dealt = size * players
@@ -207,9 +263,11 @@ class KnockRummyState(GameState):
         self.knocker: int | None = None
         self.knock_card: int | None = None
         self.ending: str | None = None
-        self.arrangements: list[tuple[int, list[list[int]], list[int]]] = []
-        self.payments: list[Fraction] = []
+        self.deadwoods: list[int] = []
+        self.payments: list[int | Fraction] = []
         self.collectors: list[int] = []
+        #: the legal list of this position once asked for
+        self._legal: list[Action] | None = None
 
     # --- turn structure -------------------------------------------------------------------
 
@@ -220,23 +278,29 @@ class KnockRummyState(GameState):
         return self.phase == OVER
 
     def legal_actions(self) -> list[Action]:
+        legal = self._legal
+        if legal is None:
+            legal = self._legal = self._list_legal_actions()
+        return list(legal)
+
+    def _list_legal_actions(self) -> list[Action]:
+        """The legal list of this position, in canonical order."""
         if self.phase == DRAW:
             if self.stock:
-                return [{"type": "draw", "source": "stock"}, {"type": "draw", "source": "discard"}]
+                return _DRAW_EITHER
             if self.pickups_left == 0:
-                return [{"type": "pass"}]
-            return [{"type": "draw", "source": "discard"}, {"type": "pass"}]
+                return _PASS_ONLY
+            return _DRAW_PILE_OR_PASS
         if self.phase == DISCARD:
             taken = self.taken
-            names = [NAME[card] for card in self.hands[self.current] if card != taken]
-            return [{"type": "discard", "card": name} for name in names] + [
-                {"type": "knock", "card": name} for name in names
-            ]
+            hand = [card for card in self.hands[self.current] if card != taken]
+            return [_DISCARD[card] for card in hand] + [_KNOCK[card] for card in hand]
         return []
 
     def apply(self, action: Action) -> list[Event]:
         kind = action.get("type")
         seat = self.current
+        self._legal = None
         if self.phase == DRAW:
             if kind == "draw":
                 return self._draw(seat, action.get("source"))
@@ -285,19 +349,19 @@ class KnockRummyState(GameState):
         raise IllegalAction(f"seat {seat} may not draw from {source!r} now")
 
     def _finish(self, ending: str) -> None:
-        """End the round: arrange every hand optimally and settle the stakes."""
+        """End the round: find every hand's least deadwood and settle the stakes."""
         self.phase = OVER
         self.ending = ending
         self.taken = None
-        self.arrangements = [best_arrangement(hand) for hand in self.hands]
-        self.payments, self.collectors = settle([dw for dw, _, _ in self.arrangements], self.knocker)
+        self.deadwoods = [least_deadwood(hand) for hand in self.hands]
+        self.payments, self.collectors = settle(self.deadwoods, self.knocker)
 
     def _round_end_event(self) -> Event:
         return {
             "type": "round_end",
             "ending": self.ending,
             "knocker": self.knocker,
-            "deadwood": [dw for dw, _, _ in self.arrangements],
+            "deadwood": list(self.deadwoods),
             "payments": [score_to_wire(payment) for payment in self.payments],
         }
 
@@ -307,11 +371,12 @@ class KnockRummyState(GameState):
         # Each visible card is named once: the pile's top is its last card, and the card taken
         # from the pile this turn is given as its index in "hand".
         hand = self.hands[seat]
+        known = self.known
         return {
             "seat": seat,
             "players": self.players,
             "dealer": self.dealer,
-            "to_move": self.to_move(),
+            "to_move": None if self.phase == OVER else self.current,
             "phase": self.phase,
             "hand": [NAME[card] for card in hand],
             "taken_from_discard": hand.index(self.taken) if self.taken is not None and seat == self.current else None,
@@ -319,7 +384,7 @@ class KnockRummyState(GameState):
             "stock": len(self.stock),
             "hand_sizes": [len(other) for other in self.hands],
             "known_cards": [
-                [] if other == seat else [NAME[card] for card in sorted(self.known[other])]
+                [NAME[card] for card in sorted(known[other])] if other != seat and known[other] else []
                 for other in range(self.players)
             ],
             "pickups_left": self.pickups_left if not self.stock else None,
@@ -349,29 +414,33 @@ class KnockRummyState(GameState):
     def reveal(self) -> dict[str, Any]:
         if self.phase != OVER:
             raise GameError("the round is not over")
+        arrangements = [best_arrangement(hand) for hand in self.hands]
         return {
             "ending": self.ending,
             "knocker": self.knocker,
             "knock_card": None if self.knock_card is None else NAME[self.knock_card],
             "hands": [[NAME[card] for card in hand] for hand in self.hands],
-            "melds": [[[NAME[card] for card in meld] for meld in melds] for _, melds, _ in self.arrangements],
-            "deadwood_cards": [[NAME[card] for card in cards] for _, _, cards in self.arrangements],
-            "deadwood": [dw for dw, _, _ in self.arrangements],
+            "melds": [[[NAME[card] for card in meld] for meld in melds] for _, melds, _ in arrangements],
+            "deadwood_cards": [[NAME[card] for card in cards] for _, _, cards in arrangements],
+            "deadwood": list(self.deadwoods),
             "collectors": list(self.collectors),
             "payments": [score_to_wire(payment) for payment in self.payments],
         }
 
     def clone(self) -> "KnockRummyState":
-        copy = object.__new__(KnockRummyState)
-        for name in self.__slots__:
-            setattr(copy, name, getattr(self, name))
-        copy.rng = random.Random()
-        copy.rng.setstate(self.rng.getstate())
-        copy.hands = [list(hand) for hand in self.hands]
-        copy.known = [list(cards) for cards in self.known]
-        copy.stock = list(self.stock)
-        copy.pile = list(self.pile)
-        return copy
+        twin = object.__new__(KnockRummyState)
+        self._clone_rng_into(twin)
+        twin.hands = [hand[:] for hand in self.hands]
+        twin.known = [cards[:] for cards in self.known]
+        twin.stock, twin.pile = self.stock[:], self.pile[:]
+        twin.players, twin.dealer, twin.max_turns = self.players, self.dealer, self.max_turns
+        twin.current, twin.phase, twin.taken, twin.turn_number = self.current, self.phase, self.taken, self.turn_number
+        twin.pickups_left, twin.knocker, twin.knock_card = self.pickups_left, self.knocker, self.knock_card
+        # the ending's figures are set once and never changed after, and the legal list is never
+        # changed in place, so both are shared
+        twin.ending, twin.deadwoods, twin.payments = self.ending, self.deadwoods, self.payments
+        twin.collectors, twin._legal = self.collectors, self._legal
+        return twin
 
 
 class KnockRummy(Game):
@@ -409,10 +478,14 @@ def _shuffled_deck(rng: random.Random) -> list[int]:
     `rng.shuffle`, which draws each index through Python-level bit sampling)."""
     order = list(DECK)
     draw = rng.random
-    for top in range(51, 0, -1):
-        pick = int(draw() * (top + 1))
+    for top, size in _SHUFFLE_STEPS:
+        pick = int(draw() * size)
         order[top], order[pick] = order[pick], order[top]
     return order
+
+
+#: Fisher-Yates steps of a 52-card shuffle: (the position filled, how many cards it is drawn from)
+_SHUFFLE_STEPS = tuple((top, top + 1) for top in range(51, 0, -1))
 
 
 def _parse_deck(deck: Sequence[str]) -> list[int]:

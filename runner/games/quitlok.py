@@ -12,7 +12,7 @@ from typing import Any, Mapping, Sequence
 
 from cardarena.games.base import (
     Action, Event, Game, GameError, GameSpec, GameState, IllegalAction, Option, OptionError, Result,
-    check_deck,
+    check_deck, shuffle,
 )
 
 CARD_NAME = {number: f"Q{number}" for number in range(1, 13)}
@@ -77,7 +77,7 @@ class QuitlokState(GameState):
     def __init__(self, players: int, options: dict[str, Any], rng: random.Random, deck: list[int], first_banker: int):
         self.players = players
         self.options = options
-        self.rng = rng
+        self.adopt_rng(rng)
         self.deck = deck[::-1]  # top card last, so drawing is a pop
         self.face_down_discards: list[int] = []  # never shown to the table
         self.face_up_discards: list[int] = []  # shown to everyone since the last reshuffle
@@ -186,8 +186,7 @@ class QuitlokState(GameState):
     def clone(self) -> "QuitlokState":
         copy = object.__new__(QuitlokState)
         copy.__dict__.update(self.__dict__)
-        copy.rng = random.Random()
-        copy.rng.setstate(self.rng.getstate())
+        self._clone_rng_into(copy)
         for name in ("deck", "face_down_discards", "face_up_discards", "stacks", "bets",
                      "eleven_called", "status", "turn_order", "events"):
             setattr(copy, name, list(getattr(self, name)))
@@ -233,7 +232,7 @@ class QuitlokState(GameState):
             self.deck += self.face_down_discards + self.face_up_discards
             self.face_down_discards = []
             self.face_up_discards = []
-            self.rng.shuffle(self.deck)
+            shuffle(self._private_rng(), self.deck)
             self.events.append({"type": "reshuffle", "deck_size": len(self.deck)})
 
     def _draw(self) -> int:
@@ -528,7 +527,7 @@ class Quitlok(Game):
         first_banker = rng.randrange(players)
         if deck is None:
             cards = list(FULL_DECK)
-            rng.shuffle(cards)
+            shuffle(rng, cards)
         else:
             cards = parse_deck(deck)
         return QuitlokState(players, resolved, rng, cards, first_banker)

@@ -224,7 +224,7 @@ class SeatKnowledge:
         for _ in range(attempts):
             state = replay(self.game, self.transcript, sampler.propose(self.transcript, rng), actions)
             if state is not None:
-                state.rng = random.Random(rng.getrandbits(64))
+                state.adopt_rng(random.Random(rng.getrandbits(64)))
                 return state
         raise SamplingError(f"no deal consistent with seat {self.transcript.seat}'s observations of "
                             f"{self.game.spec.name} game {self.transcript.game_start.get('game_id')} "

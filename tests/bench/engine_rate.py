@@ -2,7 +2,8 @@
 
 Both are played the same way, in-process: a new game, uniformly random legal decisions until it
 ends, again until time runs out. Only player decisions count (OpenSpiel's chance moves, the deal
-and the draws, are sampled and timed but not counted). Run: python tests/bench/engine_rate.py [seconds]
+and the draws, are sampled and timed but not counted). Time is the process's CPU time, so that
+other work on a shared machine does not count. Run: python tests/bench/engine_rate.py [seconds]
 """
 
 from __future__ import annotations
@@ -10,28 +11,38 @@ from __future__ import annotations
 import random
 import sys
 import time
+from typing import Any, Callable
 
-from cardarena.protocol.actions import random_action
+from cardarena.games.base import Action, Game
 from cardarena.games.knock_rummy import GAME
+from cardarena.protocol.actions import random_action
+
+
+def playout_rate(game: Game, players: int, options: dict[str, Any] | None, seconds: float,
+                 choose: Callable[[list[Action], random.Random], Action] = random_action,
+                 first_seed: int = 0) -> float:
+    """Decisions per CPU second of seeded random legal playouts of `game` from seed `first_seed`
+    on, as the referee would drive them (`choose` picks each action from the legal list)."""
+    rng = random.Random(first_seed)
+    decisions = 0
+    seed = first_seed
+    start = time.process_time()
+    while time.process_time() - start < seconds:
+        state = game.new_state(players, options, seed)
+        while not state.is_over():
+            state.apply(choose(state.legal_actions(), rng))
+            decisions += 1
+        seed += 1
+    return decisions / (time.process_time() - start)
 
 
 def knock_rummy_rate(seconds: float, players: int = 2) -> float:
-    """Decisions per second of random legal Knock Rummy playouts, as the referee would drive them."""
-    rng = random.Random(1)
-    decisions = 0
-    seed = 0
-    start = time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        state = GAME.new_state(players, seed=seed)
-        while not state.is_over():
-            state.apply(random_action(state.legal_actions(), rng))
-            decisions += 1
-        seed += 1
-    return decisions / (time.perf_counter() - start)
+    """Decisions per CPU second of random legal Knock Rummy playouts."""
+    return playout_rate(GAME, players, None, seconds)
 
 
 def openspiel_gin_rummy_rate(seconds: float) -> float | None:
-    """Decisions per second of random legal OpenSpiel gin_rummy playouts; None without pyspiel."""
+    """Decisions per CPU second of random legal OpenSpiel gin_rummy playouts; None without pyspiel."""
     try:
         import pyspiel
     except ImportError:
@@ -39,8 +50,8 @@ def openspiel_gin_rummy_rate(seconds: float) -> float | None:
     game = pyspiel.load_game("gin_rummy")
     rng = random.Random(1)
     decisions = 0
-    start = time.perf_counter()
-    while time.perf_counter() - start < seconds:
+    start = time.process_time()
+    while time.process_time() - start < seconds:
         state = game.new_initial_state()
         while not state.is_terminal():
             if state.is_chance_node():
@@ -49,7 +60,7 @@ def openspiel_gin_rummy_rate(seconds: float) -> float | None:
             else:
                 state.apply_action(rng.choice(state.legal_actions()))
                 decisions += 1
-    return decisions / (time.perf_counter() - start)
+    return decisions / (time.process_time() - start)
 
 
 def main() -> None:
