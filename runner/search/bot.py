@@ -58,11 +58,12 @@ class SearchBot(Bot):
         """This seat's action: a legal entry, with an integer chosen inside every range it gives."""
         raise NotImplementedError
 
-    def sample(self) -> GameState:
+    def sample(self, deadline: float | None = None) -> GameState:
         """A full game state consistent with everything this seat has seen, hidden cards drawn
-        uniformly among the consistent deals (see cardarena.search.knowledge)."""
+        uniformly among the consistent deals (see cardarena.search.knowledge); SamplingError when
+        none is found before `deadline` (a `time.monotonic()` value)."""
         assert self.knowledge is not None, "sample() needs a game in progress"
-        return self.knowledge.sample(self.rng)
+        return self.knowledge.sample(self.rng, deadline=deadline)
 
 
 def candidates(legal: list[Action], per_range: int = 3) -> list[Action]:

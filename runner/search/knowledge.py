@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import importlib
 import random
+import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
@@ -216,16 +217,19 @@ class SeatKnowledge:
             raise ValueError("an answer was recorded without a decision waiting for it")
         self.transcript.answers.append(action)
 
-    def sample(self, rng: random.Random, attempts: int = MAX_ATTEMPTS) -> GameState:
-        """A full state consistent with everything this seat observed (SamplingError if none is
-        found in `attempts` proposals). Its future randomness is drawn from `rng`."""
+    def sample(self, rng: random.Random, attempts: int = MAX_ATTEMPTS, deadline: float | None = None) -> GameState:
+        """A full state consistent with everything this seat observed. Its future randomness is
+        drawn from `rng`. SamplingError when none is found in `attempts` proposals, or when
+        `time.monotonic()` passes `deadline` between two proposals (a bot's clock is the referee's)."""
         sampler = sampler_for(self.game.spec.name)
         actions = sampler.actions(self.transcript)
-        for _ in range(attempts):
+        for attempt in range(attempts):
             state = replay(self.game, self.transcript, sampler.propose(self.transcript, rng), actions)
             if state is not None:
                 state.adopt_rng(random.Random(rng.getrandbits(64)))
                 return state
+            if deadline is not None and time.monotonic() > deadline:
+                raise SamplingError(f"no consistent deal found before the deadline ({attempt + 1} proposals)")
         raise SamplingError(f"no deal consistent with seat {self.transcript.seat}'s observations of "
                             f"{self.game.spec.name} game {self.transcript.game_start.get('game_id')} "
                             f"in {attempts} proposals")

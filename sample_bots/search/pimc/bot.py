@@ -9,9 +9,11 @@ Usage: python bot.py [--seed N] [--determinizations N] [--seconds S]
 """
 
 import argparse
+import sys
 import time
 
 from cardarena.protocol.bot import run
+from cardarena.search import SamplingError
 from cardarena.search.bot import SearchBot, candidates, payoff, playout
 
 
@@ -32,8 +34,12 @@ class PimcBot(SearchBot):
         seconds = min(self.seconds or float("inf"), request["time_ms"] / 4000)
         deadline = time.monotonic() + seconds
         totals = [0.0] * len(options)
-        for _ in range(self.determinizations):
-            state = self.sample()  # determinize: a full state consistent with this seat's view
+        for done in range(self.determinizations):
+            try:
+                state = self.sample(deadline)  # determinize: a full state consistent with this seat's view
+            except SamplingError as error:  # out of time: choose from what was simulated so far
+                print(f"pimc: decision {request['decision']}: {error}; choosing after {done} deals", file=sys.stderr)
+                break
             scores = []
             for action in options:
                 branch = state.clone()  # simulate: this action, then random play to the end
