@@ -9,13 +9,15 @@ own), each hog with the other bots of a table frozen while one decides (the free
 without (each bot still in its own cpu cgroup, as before the freezer). The configurations take
 turns game by game, all in one run, under the default decision limit of 1 s. Prints the honest
 bot's median and worst decision time per configuration, its timeout faults, and the ratios to
-the quiet opponent. Target: within 1.1x with the freezer, and no timeout.
+the quiet opponent (target: within 1.1x with the freezer, and no timeout); then what freezing
+costs per decision between two C bots (CPU time of the whole table), with and without it.
 Run: python -m tests.bench.bench_cpu_fairness [games] [iterations]
 """
 
 from __future__ import annotations
 
 import os
+import resource
 import statistics
 import sys
 import tempfile
@@ -24,6 +26,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from cardarena.games import get_game
+from cardarena.manifest import load_manifest
 from cardarena.referee import sandbox
 from cardarena.referee.match import Match, log_file_name
 from cardarena.referee.process import BotSpec, Limits
@@ -68,6 +71,29 @@ def honest_times(log: Path, skip: int) -> list[float]:
     return times[skip:]
 
 
+def turn_cost(games: int, rounds: int = 5) -> dict[bool, float]:
+    """The CPU time per decision of a table of two C random bots (referee, bots and their launch
+    chains together: the wake-ups that freezing and thawing cause land in the bots' processes),
+    with and without the freezer, over `rounds` matches of `games` Knock Rummy games each, taking
+    turns match by match. CPU time, unlike wall time, does not depend on the machine's other load."""
+    c_bot = load_manifest(Path(__file__).parents[2] / "sample_bots" / "c").spec
+    cpu: dict[bool, float] = {True: 0.0, False: 0.0}
+    decisions: dict[bool, int] = {True: 0, False: 0}
+    for _ in range(rounds):
+        for enabled in (True, False):
+            before = cpu_seconds()
+            with freezer(enabled), Match([c_bot, c_bot], LIMITS) as match:
+                decisions[enabled] += sum(len(match.play(GAME, seed=seed).actions) for seed in range(games))
+            cpu[enabled] += cpu_seconds() - before  # the bots are reaped at the match's close
+    return {enabled: cpu[enabled] / decisions[enabled] for enabled in cpu}
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process and of every descendant it has reaped (directly or not), in seconds."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def main() -> None:
     games = int(sys.argv[1]) if len(sys.argv) > 1 else 2
     iterations = int(sys.argv[2]) if len(sys.argv) > 2 else 2_500_000
@@ -97,6 +123,9 @@ def main() -> None:
     for name, median in medians.items():
         print(f"  {name:28} median {median * 1e3:7.1f} ms ({median / quiet:4.2f}x quiet), worst "
               f"{max(times[name]) * 1e3:7.1f} ms, {timeouts[name]} timeout(s), {len(times[name])} decisions")
+    cost = turn_cost(games * 20)
+    print(f"CPU per decision of a table of two C bots (referee and bots), {games * 100} games each: with the "
+          f"freezer {cost[True] * 1e6:.0f} us, without {cost[False] * 1e6:.0f} us (ratio {cost[True] / cost[False]:.3f})")
 
 
 if __name__ == "__main__":
