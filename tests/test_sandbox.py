@@ -352,13 +352,15 @@ def test_no_cgroup_is_left_behind(tmp_path):
     assert not [path for parent in parents for path in parent.glob(f"cardarena-{os.getpid()}-*")]
 
 
-def test_a_folder_the_unprivileged_bot_cannot_read_is_a_clear_start_fault(tmp_path):
-    if BWRAP_PROBLEM is not None or os.geteuid() != 0:
-        pytest.skip("only an organiser running as root drops the bot to nobody inside bubblewrap")
+@pytest.mark.parametrize("mode", MODES)
+def test_a_folder_the_unprivileged_bot_cannot_read_is_a_clear_start_fault(mode, tmp_path):
+    needs_isolation(mode)
+    if os.geteuid() != 0:
+        pytest.skip("only an organiser running as root drops the bot to nobody")
     folder = spy_folder(tmp_path)
     folder.chmod(0o700)
-    with pytest.raises(BotFault, match=r"cannot read .*spy \(mode 0700\): make it readable by others"):
-        BotProcess(load_manifest(folder).spec, Limits()).start()
+    with pytest.raises(BotFault, match=r"cannot read .*spy \(mode 0700\): make it readable by others \(chmod -R o\+rX\)$"):
+        BotProcess(load_manifest(folder).spec, Limits(sandbox=settings(mode))).start()
 
 
 @pytest.mark.parametrize("mode", MODES)

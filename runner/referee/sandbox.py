@@ -565,7 +565,7 @@ def _as_nobody(scratch: str, private: list[str], command: Sequence[str], cwd: st
         os.chown(path, NOBODY, NOBODY)
         os.chmod(path, 0o700)
     own = visible_folders(command, cwd, folder)
-    _check_readable_by_nobody([*_interpreter_dirs(), *sdk_entries().values(), *own], instead="")
+    _check_readable_by_nobody([*_interpreter_dirs(), *sdk_entries().values(), *own])
     sdk = [str(Path(cardarena.__file__).resolve().parent), str(Path(cardarena.protocol.__file__).resolve().parent)]
     workdir = str(Path(cwd).resolve()) if cwd is not None else os.getcwd()
     needed = sorted({*_interpreter_dirs(), *sdk, *own, workdir, scratch})
@@ -816,12 +816,12 @@ def _bwrap_command(command: Sequence[str], cwd: str | None, folder: str | None, 
     return args, {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
 
 
-def _check_readable_by_nobody(folders: list[str], instead: str = ", or use --sandbox none") -> None:
+def _check_readable_by_nobody(folders: list[str]) -> None:
     """SandboxError when the unprivileged bot could not read a folder (or file) it needs (mode 0700,
-    say); the message ends with `instead`, the other way out."""
+    say): as root, bots run as nobody under bubblewrap and without it alike."""
     for path in folders:
         mode = os.stat(path).st_mode
         needed = 0o005 if stat.S_ISDIR(mode) else 0o004
         if mode & needed != needed:
             raise SandboxError(f"the bot runs as uid {NOBODY} (nobody), which cannot read {path} "
-                               f"(mode {mode & 0o777:04o}): make it readable by others (chmod -R o+rX){instead}")
+                               f"(mode {mode & 0o777:04o}): make it readable by others (chmod -R o+rX)")
