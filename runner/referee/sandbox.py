@@ -565,10 +565,11 @@ def _as_nobody(scratch: str, private: list[str], command: Sequence[str], cwd: st
         os.chown(path, NOBODY, NOBODY)
         os.chmod(path, 0o700)
     own = visible_folders(command, cwd, folder)
-    _check_readable_by_nobody([*_interpreter_dirs(), *sdk_entries().values(), *own])
+    interpreter = _interpreter_dirs() if _runs_this_python(command) else []  # each hidden one costs ms per start
+    _check_readable_by_nobody([*interpreter, *sdk_entries().values(), *own])
     sdk = [str(Path(cardarena.__file__).resolve().parent), str(Path(cardarena.protocol.__file__).resolve().parent)]
     workdir = str(Path(cwd).resolve()) if cwd is not None else os.getcwd()
-    needed = sorted({*_interpreter_dirs(), *sdk, *own, workdir, scratch})
+    needed = sorted({*interpreter, *sdk, *own, workdir, scratch})
     needed = [path for path in needed if not any(Path(other) in Path(path).parents for other in needed)]
     hidden = {path: _closed_ancestor(path) for path in needed}
     hidden = {path: closed for path, closed in hidden.items() if closed is not None}
@@ -591,6 +592,14 @@ def _as_nobody(scratch: str, private: list[str], command: Sequence[str], cwd: st
         lines.append(shlex.join([mount, "--move", os.path.join(stage, str(number)), path]))
     lines.append(shlex.join(["cd", workdir]))
     return "; ".join(lines) + "; "
+
+
+def _runs_this_python(command: Sequence[str]) -> bool:
+    """Whether the command names a program of the Python installation that runs Python bots (a C
+    bot's launch need not show that installation to nobody)."""
+    dirs = [Path(path) for path in _interpreter_dirs()]
+    programs = [Path(word).resolve() for word in command if os.path.isfile(word)]
+    return any(folder in program.parents for program in programs for folder in dirs)
 
 
 def _closed_ancestor(path: str) -> str | None:
