@@ -103,8 +103,9 @@ def result_table(record: GameRecord) -> str:
     return tabulate(rows, headers=["seat", "bot", "score", "rank", "fault"])
 
 
-SANDBOX_HELP = ("How bots are confined: auto (bubblewrap where it runs, else a warning and the clean "
-                "environment and caps only), bwrap (refuse to run without it), none (clean environment and caps only).")
+SANDBOX_HELP = ("How bots are confined: auto (bubblewrap where it runs, else a warning and what none gives), "
+                "bwrap (refuse to run without it), none (clean environment and caps, and a PID namespace of its "
+                "own where unshare works; README \"Sandbox\").")
 
 
 def sandbox_option(default: str | None) -> Any:

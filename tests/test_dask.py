@@ -470,15 +470,19 @@ def test_contradictory_executor_options_are_one_line_with_status_2(tmp_path, arg
     assert result.returncode == 2 and message in result.stderr, result.stderr
 
 
-def test_a_bot_that_kills_its_referee_on_a_worker_costs_a_replay_not_the_worker(cluster, tmp_path):
+def test_a_bot_that_kills_its_referee_on_a_worker_costs_a_replay_not_the_worker(tmp_path, monkeypatch):
+    """On workers whose bots run beside their referee (--sandbox none where unshare cannot isolate
+    them, simulated by tests/unisolated; under bubblewrap or unshare the parent is out of reach)."""
+    monkeypatch.setenv("PYTHONPATH", str(ROOT / "tests" / "unisolated"))  # the cluster's processes take it
     killer = f"o={sys.executable} {ROOT / 'tests' / 'zoo' / 'kills_parent_once.py'} --marker {tmp_path / 'marker'}"
     out = tmp_path / "dask.sqlite"
-    result = cardarena("run", "--game", "casino", "--deals", "2", "--deal-seed", "5", "--bootstrap", "0",
-                       "--timeout", "2", "--out", str(out), "--bot", killer, "--bot", bot_folders(tmp_path)[0],
-                       "--scheduler", cluster.address, "--sandbox", "none")  # under bubblewrap the parent is out of reach
-    assert result.returncode == 0, result.stderr
-    assert result.stderr.count("killed by signal 9 (SIGKILL) while it waited on o") == 1
-    assert len(stored_games(out)) == 4 and all(worker.poll() is None for worker in cluster.workers)
+    with own_cluster(tmp_path / "cluster", workers=1) as unisolated:
+        result = cardarena("run", "--game", "casino", "--deals", "2", "--deal-seed", "5", "--bootstrap", "0",
+                           "--timeout", "2", "--out", str(out), "--bot", killer, "--bot", bot_folders(tmp_path)[0],
+                           "--scheduler", unisolated.address, "--sandbox", "none")
+        assert result.returncode == 0, result.stderr
+        assert result.stderr.count("killed by signal 9 (SIGKILL) while it waited on o") == 1
+        assert len(stored_games(out)) == 4 and all(worker.poll() is None for worker in unisolated.workers)
 
 
 def test_a_scheduler_without_workers_is_an_error_that_says_how_to_start_them(tmp_path, monkeypatch):

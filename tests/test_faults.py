@@ -101,6 +101,7 @@ def test_the_most_telling_stderr_lines_come_first():
 def test_a_bot_that_cannot_start_is_shown_with_its_telling_stderr(tmp_path):
     script = tmp_path / "broken.py"
     script.write_text(f"import sys\nsys.stderr.write({NODE_FAILURE!r})\nsys.exit(1)\n")
+    tmp_path.chmod(0o755)  # the bot's folder: as root, bots run as nobody
     done = cardarena("run", "--bot", str(RANDOM), "--bot", f"b={sys.executable} {RANDOM / 'bot.py'}",
                      "--bot", f"broken={sys.executable} {script}", "--game", "casino", "--deals", "1",
                      "--jobs", "1", "--bootstrap", "0", "--sandbox", "none", "--out", str(tmp_path / "t.sqlite"))

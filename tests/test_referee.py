@@ -211,7 +211,9 @@ def test_a_bot_that_exits_while_its_child_holds_its_output_is_a_crash_at_once(wa
     assert (pidfd is None) == (watch != "pidfd")
     if pidfd is not None:
         os.close(pidfd)
-    # without a sandbox: in bubblewrap's PID namespace the child dies with the bot, so none holds the output
+    # without a sandbox or a PID namespace of the bot's own (in one the child dies with the bot, so none
+    # holds the output): as on a machine where unshare cannot make one
+    monkeypatch.setattr(sandbox, "isolation_problem", lambda: "unshare cannot create namespaces here (simulated)")
     limits = Limits(handshake_timeout=10.0, decision_timeout=10.0, sandbox=SandboxSettings(mode="none"))
     with Match([zoo_bot("orphaner.py"), zoo_bot("patient.py", after=10**9)], limits) as match:
         record = match.play(KNOCK_RUMMY, seed=5)
@@ -291,8 +293,10 @@ def test_a_second_answer_to_the_last_decision_of_the_last_game_is_caught_before_
 
 def test_stopping_a_bot_never_waits_for_an_escapee_that_holds_its_stderr(tmp_path, monkeypatch):
     """Without a cgroup to find it, a `setsid` child that inherited the bot's stderr outlives the
-    bot; the referee stops draining that pipe once the bot is gone instead of waiting on it."""
+    bot (where no PID namespace of the bot's own takes it along); the referee stops draining that pipe
+    once the bot is gone instead of waiting on it."""
     monkeypatch.setattr(sandbox, "_cgroup_parents", lambda: {})
+    monkeypatch.setattr(sandbox, "isolation_problem", lambda: "unshare cannot create namespaces here (simulated)")
     token = f"{3600 + random.random():.9f}"
     spec = BotSpec("holder", (sys.executable, "stderr_holder.py", "--token", token), cwd=str(ZOO), folder=str(ZOO))
     bot = BotProcess(spec, Limits(sandbox=SandboxSettings(mode="none")), log_path=tmp_path / "holder.log")

@@ -47,6 +47,12 @@ def needs_bwrap(mode: str, what: str) -> None:
         pytest.skip(f"without bubblewrap {what}")
 
 
+def needs_isolation(mode: str) -> None:
+    """Skip under none where unshare cannot give the bot a PID namespace of its own (then it can signal the referee)."""
+    if mode == "none" and sandbox.isolation_problem() is not None:
+        pytest.skip(f"without bubblewrap a bot beside the referee can signal it ({sandbox.isolation_problem()})")
+
+
 def cgroup_or_skip(controller: str) -> None:
     if controller not in sandbox._cgroup_parents():
         pytest.skip(f"no {controller} cgroup can be made here, and the rlimit standing in is per user")
@@ -199,7 +205,7 @@ def test_a_setsid_escapee_is_gone_after_the_game(mode):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_bot_that_signals_its_parent_cannot_stop_the_run(mode, tmp_path):
-    needs_bwrap(mode, "a bot running as the organiser's user in the referee's PID namespace can signal it")
+    needs_isolation(mode)
     signaller = f"signaller={sys.executable} {ZOO / 'parent_signaller.py'}"
     args = ["-m", "cardarena.cli", "run", "--bot", signaller, "--bot", f"random={sys.executable} {RANDOM_BOT}",
             "--game", "knock-rummy", "--deals", "1", "--jobs", "1", "--out", str(tmp_path / "r.sqlite"),
@@ -261,12 +267,15 @@ def wait_for(condition, seconds: float = 10.0) -> bool:
 
 
 def test_escapees_of_a_killed_referee_are_killed_by_the_next_referee(tmp_path):
-    """Without bubblewrap, children a bot starts in sessions of their own outlive a referee killed
+    """Without bubblewrap or a PID namespace of the bot's own (a non-root organiser without user
+    namespaces, simulated), children a bot starts in sessions of their own outlive a referee killed
     by SIGKILL (nothing of the referee runs to stop them); they are still in the bot's cgroups,
     named for that referee, and the next referee of this PID namespace kills them and removes the cgroups."""
     cgroup_or_skip("pids")
     token = f"{5400 + uuid.uuid4().int % 10**6 / 10**6:.6f}"
-    script = (f"from cardarena.referee.process import BotProcess, BotSpec, Limits\n"
+    script = (f"from cardarena.referee import sandbox\n"
+              f"sandbox.isolation_problem = lambda: 'simulated'\n"
+              f"from cardarena.referee.process import BotProcess, BotSpec, Limits\n"
               f"from cardarena.referee.sandbox import SandboxSettings\n"
               f"spec = BotSpec('escaper', ({sys.executable!r}, 'setsid_escapee.py', '--token', '{token}'), cwd={str(ZOO)!r})\n"
               f"BotProcess(spec, Limits(sandbox=SandboxSettings(mode='none'))).start()\n"
@@ -344,13 +353,15 @@ def test_no_cgroup_is_left_behind(tmp_path):
     assert not [path for parent in parents for path in parent.glob(f"cardarena-{os.getpid()}-*")]
 
 
-def test_a_folder_the_unprivileged_bot_cannot_read_is_a_clear_start_fault(tmp_path):
-    if BWRAP_PROBLEM is not None or os.geteuid() != 0:
-        pytest.skip("only an organiser running as root drops the bot to a uid of its own inside bubblewrap")
+@pytest.mark.parametrize("mode", MODES)
+def test_a_folder_the_unprivileged_bot_cannot_read_is_a_clear_start_fault(mode, tmp_path):
+    needs_isolation(mode)
+    if os.geteuid() != 0:
+        pytest.skip("only an organiser running as root drops the bot to an unprivileged uid")
     folder = spy_folder(tmp_path)
     folder.chmod(0o700)
-    with pytest.raises(BotFault, match=r"cannot read .*spy \(mode 0700\): make it readable by others"):
-        BotProcess(load_manifest(folder).spec, Limits()).start()
+    with pytest.raises(BotFault, match=r"cannot read .*spy \(mode 0700\): make it readable by others \(chmod -R o\+rX\)$"):
+        BotProcess(load_manifest(folder).spec, Limits(sandbox=settings(mode))).start()
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -378,7 +389,8 @@ def test_check_names_its_sandbox_in_every_report(tmp_path):
             "--sandbox", "none"]
     text = CliRunner().invoke(main, [*args, "--junit", str(junit)])
     assert text.exit_code == 0, text.output
-    assert "sandbox: none (--sandbox none: clean environment and caps only); caps: memory 1024 MiB" in text.output
+    assert "sandbox: none (--sandbox none: clean environment and caps only; it runs " in text.output
+    assert f"; {sandbox.turn_isolation()}; caps: memory 1024 MiB" in text.output
     assert 'name="sandbox" value="none (--sandbox none' in junit.read_text()
     as_json = json.loads(CliRunner().invoke(main, [*args, "--json"]).output)
     assert as_json["sandbox"].startswith("none (--sandbox none")
@@ -410,3 +422,73 @@ def test_a_cpu_hog_does_not_make_its_opponent_fault(hog_mode):
     with Match([random_bot("honest"), hog], Limits(decision_timeout=10.0)) as match:
         record = match.play(KNOCK_RUMMY, seed=1)
     assert not record.faults, record.faults
+
+
+def test_without_bubblewrap_the_spy_cannot_signal_the_referee_or_read_its_files(tmp_path):
+    """Under --sandbox none a bot gets a PID namespace of its own (unshare), as nobody where the
+    organiser is root: the referee's processes, their environment and root-only files are out of its
+    reach, while its own folder and the SDK still work (issue 20, item 5)."""
+    if sandbox.isolation_problem() is not None or os.geteuid() != 0:
+        pytest.skip(f"only a root organiser with unshare runs bots as nobody without bubblewrap "
+                    f"({sandbox.isolation_problem() or 'not root'})")
+    folder = spy_folder(tmp_path)
+    (folder / "root-only.txt").write_text("only the organiser may read this")
+    (folder / "root-only.txt").chmod(0o600)
+    probes = [folder / "root-only.txt", Path("/etc/shadow"), Path(f"/proc/{os.getpid()}/environ")]
+    command = ["python", "spy.py"] + [f"--probe={probe}" for probe in probes]
+    (folder / "bot.toml").write_text(f'name = "spy"\ncommand = {json.dumps(command)}\n')
+    report = spy_report(load_manifest(folder).spec, "none", tmp_path)
+    assert all(report["readable"][str(probe)] is not True for probe in probes), report["readable"]
+    assert report["uid"] == report["euid"] == NOBODY and report["status"]["CapEff"] == ["0" * 16]
+    init, spy = sorted(report["processes"])  # its namespace's init (a shell) and itself: no referee
+    assert init.startswith("/bin/sh -c ") and spy.startswith(sys.executable), report["processes"]
+    assert report["home_writable"]
+
+
+def test_the_warning_and_check_say_what_a_bot_beside_the_referee_can_do(monkeypatch):
+    monkeypatch.setattr(sandbox, "isolation_problem", lambda: "unshare cannot create namespaces here (simulated)")
+    monkeypatch.setattr(sandbox, "bwrap_problem", lambda: "bubblewrap is not installed")
+    monkeypatch.setattr(sandbox, "_warned", False)
+    heard = []
+    assert sandbox.effective_mode(SandboxSettings(), warn=heard.append) == "none"
+    reach = ("it runs as the organiser's user beside the referee (unshare cannot create namespaces here "
+             "(simulated)): it can stop or kill the referee's process (and get its opponent blamed for it)")
+    assert reach in heard[0] and heard[0].startswith("warning: bubblewrap is not installed; bots run without a sandbox")
+    assert reach in sandbox.describe(SandboxSettings(mode="none"))
+
+
+def test_without_a_freezer_cgroup_the_warning_and_check_say_so(monkeypatch):
+    monkeypatch.setattr(sandbox, "_cgroup_parents", lambda: {})
+    monkeypatch.setattr(sandbox, "_warned", False)
+    heard = []
+    sandbox.effective_mode(SandboxSettings(), warn=heard.append)
+    gap = ("no freezer cgroup can be made here (a writable cgroup v1 freezer hierarchy; as root): what a bot runs "
+           "outside its turn takes CPU from the bot deciding on its core, which may then time out")
+    assert f"warning: {gap}" in heard
+    assert f"; {gap}; caps: " in sandbox.describe(SandboxSettings(mode="none"))
+
+
+def child_cpu_reports(log: Path) -> list[float]:
+    """The spinning child's CPU seconds, as its parent reported them at each of its decisions."""
+    return [float(line.split()[2]) for line in log.read_text().splitlines() if line.startswith("child cpu ")]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_spinning_child_gets_no_cpu_while_its_opponent_decides(mode, tmp_path):
+    """The zoo's spinning_child forks one `while True: pass` child. While its opponent (40 ms of work
+    per decision) decides, the bot's freezer cgroup is frozen: the child's CPU between the bot's
+    first and last decisions is under 5% of the opponent's thinking time in between (1-2% measured), where it
+    would otherwise get a core of its own, or half of a shared one (issue 20, item 4)."""
+    cgroup_or_skip("freezer")
+    honest = BotSpec("honest", (sys.executable, str(ROOT / "tests" / "bench" / "fixed_work.py")),
+                     cwd=str(ROOT / "tests" / "bench"), folder=str(ROOT / "tests" / "bench"))
+    with Match([honest, zoo_bot("spinning_child.py", after=0)], Limits(decision_timeout=10, sandbox=settings(mode)),
+               log_dir=tmp_path) as match:
+        record = match.play(KNOCK_RUMMY, seed=1)
+    assert not record.faults, record.faults
+    reports = child_cpu_reports(tmp_path / "spinning_child.stderr.log")
+    hog_turns = [index for index, (seat, _) in enumerate(record.actions) if seat == 1]
+    honest_between = sum(seconds for index, (seat, seconds) in enumerate(record.decision_times)
+                         if seat == 0 and hog_turns[0] < index < hog_turns[-1])
+    assert len(reports) == len(hog_turns) >= 5 and honest_between > 0.2
+    assert reports[-1] - reports[0] < 0.05 * honest_between, (reports, honest_between)

@@ -3,14 +3,18 @@ own, never the command: `play`, `check` and `run` finish, and a run killed part-
 gives the same results as an undisturbed one.
 
 The zoo bots: kills_parent (SIGKILL to its parent at its second decision), stops_parent (SIGSTOP),
-kills_parent_once (SIGKILL the first time only, then plays on). They run with `--sandbox none`:
-under bubblewrap a bot cannot see or signal its parent at all (tests/test_sandbox.py), so this is
-the defence of a referee without the sandbox.
+kills_parent_once (SIGKILL the first time only, then plays on), frames_opponent (SIGSTOP to its
+parent 100 ms after its own answer, while its opponent thinks). They run with `--sandbox none` on a
+machine where unshare cannot give a bot a PID namespace of its own (a non-root organiser without
+user namespaces, simulated by tests/unisolated): under bubblewrap, or under `none` where unshare
+works, a bot cannot see or signal its parent at all (tests/test_sandbox.py), so this is the
+defence of a referee whose bots run beside it.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import signal
 import sqlite3
@@ -24,20 +28,34 @@ from click.testing import CliRunner
 from cardarena.cli import main
 from cardarena.tournament.execute import stall_limit
 from cardarena.referee.process import BotSpec, Limits
+from cardarena.referee import sandbox
 from tests.conftest import RANDOM_BOT, ROOT, ZOO
-from tests.test_tournament import cardarena, leaderboard_json, stored_games
+from tests.test_tournament import leaderboard_json, stored_games
 
 PYTHON = shlex.quote(sys.executable)
+UNISOLATED = ROOT / "tests" / "unisolated"  # its sitecustomize: a machine where bots run beside the referee
+
+
+def unisolated_env(isolated: bool = False) -> dict[str, str]:
+    """The CLI's environment: on a machine where bots run beside the referee, unless `isolated`."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(([] if isolated else [str(UNISOLATED)]) + [str(ROOT)])}
+
+
+def cardarena(*args: str, isolated: bool = False) -> subprocess.CompletedProcess:
+    """The CLI in a fresh process (see `unisolated_env`)."""
+    return subprocess.run([sys.executable, "-m", "cardarena.cli", *args], capture_output=True, text=True,
+                          timeout=120, cwd=ROOT, env=unisolated_env(isolated))
 
 
 def zoo_bot(name: str, script: str, *args: str) -> str:
     return f"{name}={PYTHON} {ZOO / script} {shlex.join(args)}"
 
 
-def play(bot: str, tmp_path: Path) -> tuple[subprocess.CompletedProcess, dict]:
+def play(bot: str, tmp_path: Path, isolated: bool = False) -> tuple[subprocess.CompletedProcess, dict]:
     """`cardarena play casino` between `bot` and the random bot: the finished command and its record."""
     done = cardarena("play", "casino", "--bot", bot, "--bot", f"r={PYTHON} {RANDOM_BOT}", "--quiet",
-                     "--timeout", "0.5", "--record", str(tmp_path / "record.json"), "--sandbox", "none")
+                     "--timeout", "0.5", "--record", str(tmp_path / "record.json"), "--sandbox", "none",
+                     isolated=isolated)
     record = json.loads((tmp_path / "record.json").read_text())
     assert done.returncode == (1 if record["faults"] else 0), done.stderr  # play exits 1 after a fault
     assert "Traceback" not in done.stderr
@@ -68,15 +86,30 @@ def test_play_replays_a_game_whose_worker_was_killed_once(tmp_path):
     assert "warning" not in again.stderr and replayed["actions"] == record["actions"]
 
 
-def check(bot: str) -> tuple[int, str]:
+def test_a_bot_that_stops_the_worker_after_its_answer_gets_its_opponent_no_fault(tmp_path):
+    """The framing attack: frames_opponent stops the worker 100 ms after its own answer, while the
+    random bot thinks. Its opponent is never blamed: the framer is frozen while the opponent decides,
+    so its stop lands in its own turn (blamed on it, the saboteur), and in a PID namespace of its own
+    (unshare) its parent is out of reach altogether."""
+    done, record = play(zoo_bot("f", "frames_opponent.py"), tmp_path)
+    assert all(fault["bot"] == "f" for fault in record["faults"]), record["faults"]
+    assert "waited on r" not in done.stderr and "FAULT r" not in done.stderr
+    if sandbox.isolation_problem() is None:
+        done, record = play(zoo_bot("f", "frames_opponent.py"), tmp_path, isolated=True)
+        assert record["faults"] == [] and "FAULT" not in done.stderr, done.stderr
+        assert "waited on" not in done.stderr
+
+
+def check(bot: str, monkeypatch) -> tuple[int, str]:
+    monkeypatch.setattr(sandbox, "isolation_problem", lambda: "unshare cannot create namespaces here (simulated)")
     result = CliRunner().invoke(main, ["check", bot, "--games", "casino", "--games-per-game", "1",
                                        "--timeout", "0.5", "--sandbox", "none"], catch_exceptions=False)
     return result.exit_code, result.stdout
 
 
-def test_check_reports_a_bot_that_kills_or_stops_its_parent():
+def test_check_reports_a_bot_that_kills_or_stops_its_parent(monkeypatch):
     for script, how in [("kills_parent.py", "killed by signal 9 (SIGKILL)"), ("stops_parent.py", "stopped")]:
-        status, out = check(zoo_bot("hostile", script))
+        status, out = check(zoo_bot("hostile", script), monkeypatch)
         assert status == 1, out
         assert (f"FAULT sabotage (casino, seat 0 of 2): hostile: the referee's process was {how} "
                 "while it waited on this bot; the game was played again") in out
@@ -84,8 +117,8 @@ def test_check_reports_a_bot_that_kills_or_stops_its_parent():
         assert "FAIL: hostile: 2 fault(s) in casino" in out
 
 
-def test_check_and_run_survive_a_bot_that_kills_its_parent_at_its_start(tmp_path):
-    status, out = check(zoo_bot("early", "kills_parent.py", "--at-hello"))
+def test_check_and_run_survive_a_bot_that_kills_its_parent_at_its_start(tmp_path, monkeypatch):
+    status, out = check(zoo_bot("early", "kills_parent.py", "--at-hello"), monkeypatch)
     assert status == 1
     assert ("FAULT sabotage: early: the referee's process was killed by signal 9 (SIGKILL) during the bot's "
             "handshake or shutdown") in out
@@ -124,7 +157,7 @@ def test_run_disqualifies_saboteurs_and_a_resumed_run_matches_an_undisturbed_one
 
     resumed = tmp_path / "resumed.sqlite"
     runner = subprocess.Popen([sys.executable, "-m", "cardarena.cli", *hostile_run(resumed, tmp_path / "marker-2")],
-                              cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                              cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=unisolated_env())
     deadline = time.monotonic() + 60
     recorded = 0
     while recorded < 6 and time.monotonic() < deadline and runner.poll() is None:

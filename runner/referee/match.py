@@ -317,6 +317,7 @@ class Match:
              record: GameRecord) -> dict[str, Any]:
         """Send one decision request and return the bot's legal action (BotFault otherwise)."""
         process = self._process(index)
+        self._give_turn(index)
         sent = time.monotonic()
         allowed = process.spec.decision_timeout or self.limits.decision_timeout
         deadline = sent + allowed
@@ -374,6 +375,19 @@ class Match:
                 raise
             self.heartbeat(None)
         return process
+
+    def _give_turn(self, index: int | None) -> None:
+        """Freeze every other bot of the table while bot `index` decides (None: thaw them all), so
+        that nothing another bot runs outside its turn (a spinning child, pondering) costs it CPU,
+        and no bot can time its opponents' thinking. Bots are frozen before one is thawed: the
+        kernel's count of frozen cgroups then never drops to zero mid-match, which would make each
+        write patch its code (some 100 us instead of 1-2). A bot whose state stays as it is costs
+        no write, so the same seat deciding twice in a row costs nothing."""
+        for other, process in enumerate(self._processes):
+            if process is not None and other != index:
+                process.freeze(index is not None)
+        if index is not None and self._processes[index] is not None:
+            self._processes[index].freeze(False)
 
     def _discard(self, index: int) -> None:
         """Kill a faulted bot; it is started afresh before its next game."""

@@ -136,6 +136,7 @@ class BotProcess:
         self._stderr_thread: threading.Thread | None = None
         self._pidfd: int | None = None  # readable once the process has exited; None without pidfd support
         self._confinement: Confinement | None = None
+        self.frozen = False  # whether its freezer cgroup holds all its processes stopped (`freeze`)
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -212,11 +213,19 @@ class BotProcess:
         self._stderr_thread = threading.Thread(target=self._drain_stderr, args=(log,), daemon=True)
         self._stderr_thread.start()
 
+    def freeze(self, frozen: bool) -> None:
+        """Stop (or resume) every process of the bot, so that what it runs outside its turn costs the
+        bot deciding nothing; writes only when the state changes, and nothing without a freezer cgroup."""
+        cgroups = None if self._confinement is None else self._confinement.cgroups
+        if frozen != self.frozen and cgroups is not None and cgroups.freeze(frozen):
+            self.frozen = frozen
+
     def stop(self) -> bool:
         """Ask the bot to shut down, wait `shutdown_grace`, then kill it; True if it exited by itself."""
         if self._proc is None:
             return True
         clean = False
+        self.freeze(False)
         if self.alive:
             try:
                 self.send({"type": "shutdown"}, time.monotonic() + self.limits.shutdown_grace)
@@ -236,6 +245,7 @@ class BotProcess:
             os.killpg(proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass  # the group is already gone
+        self.freeze(False)  # a frozen process dies of the SIGKILL only once thawed
         proc.wait()
         if self._pidfd is not None:
             os.close(self._pidfd)

@@ -31,6 +31,7 @@ import itertools
 import os
 import re
 import secrets
+import shlex
 import shutil
 import signal
 import site
@@ -135,15 +136,20 @@ def bwrap_problem() -> str | None:
     bwrap = _tool("bwrap")
     if bwrap is None:
         return "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
-    probe = [bwrap, *_namespace_args(), "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--", "/bin/true"]
+    return _namespace_probe("bubblewrap", [bwrap, *_namespace_args(), "--ro-bind", "/", "/", "--proc", "/proc",
+                                           "--dev", "/dev", "--", "/bin/true"])
+
+
+def _namespace_probe(tool: str, probe: list[str]) -> str | None:
+    """Why `probe`, `tool`'s command that makes namespaces around /bin/true, fails here, or None."""
     try:
         result = subprocess.run(probe, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, timeout=10)
     except (OSError, subprocess.TimeoutExpired) as error:
-        return f"bubblewrap does not run here: {error}"
+        return f"{tool} does not run here: {error}"
     if result.returncode != 0:
         reason = result.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit status {result.returncode}"]
-        return f"bubblewrap cannot create namespaces here ({reason[0]})"
+        return f"{tool} cannot create namespaces here ({reason[0]})"
     return None
 
 
@@ -151,22 +157,24 @@ _warned = False
 
 
 def effective_mode(settings: SandboxSettings, warn: Callable[[str], None] | None = None) -> str:
-    """`bwrap` or `none`: what `settings.mode` means on this machine. `auto` without a working
-    bubblewrap warns once per process (through `warn`, default stderr); `bwrap` without it raises."""
+    """`bwrap` or `none`: what `settings.mode` means on this machine. `bwrap` without a working
+    bubblewrap raises; otherwise the first call warns (through `warn`, default stderr) of what the
+    bots can do here that they should not: under `auto` without bubblewrap, what a bot outside the
+    sandbox can reach, and under `auto` or `bwrap` without a freezer cgroup, the CPU of turns."""
     global _warned
-    if settings.mode == NONE:
-        return NONE
-    problem = bwrap_problem()
-    if problem is None:
-        return BWRAP
-    if settings.mode == BWRAP:
+    problem = None if settings.mode == NONE else bwrap_problem()
+    if problem is not None and settings.mode == BWRAP:
         raise SandboxError(f"--sandbox bwrap: {problem}")
-    if not _warned:
+    if not _warned and settings.mode != NONE:
         _warned = True
-        message = (f"warning: {problem}; bots run without a sandbox (clean environment and caps only); "
-                   "--sandbox none silences this")
-        (warn or (lambda text: print(text, file=sys.stderr, flush=True)))(message)
-    return NONE
+        messages = [] if problem is None else [
+            f"warning: {problem}; bots run without a sandbox, with a clean environment and caps only: "
+            f"{unsandboxed_reach()}; --sandbox none silences this"]
+        if "freezer" not in _cgroup_parents():
+            messages.append(f"warning: {turn_isolation()}")
+        for message in messages:
+            (warn or (lambda text: print(text, file=sys.stderr, flush=True)))(message)
+    return NONE if settings.mode == NONE or problem is not None else BWRAP
 
 
 def describe(settings: SandboxSettings) -> str:
@@ -176,21 +184,30 @@ def describe(settings: SandboxSettings) -> str:
         who = "a uid of its own" if os.geteuid() == 0 else "the organiser's uid in a user namespace"
         where = f"bubblewrap (no network, own PID namespace, {who}, read-only folder, private /tmp and HOME)"
     elif settings.mode == NONE:
-        where = "none (--sandbox none: clean environment and caps only)"
+        where = f"none (--sandbox none: clean environment and caps only; {unsandboxed_reach()})"
     else:
-        where = f"none (fallback: {bwrap_problem()}; clean environment and caps only)"
-    return f"{where}; caps: {settings.caps()}"
+        where = f"none (fallback: {bwrap_problem()}; clean environment and caps only; {unsandboxed_reach()})"
+    return f"{where}; {turn_isolation()}; caps: {settings.caps()}"
 
 
-# -- cgroups (v1: memory, pids and cpu controllers) -------------------------------------------------
+def turn_isolation() -> str:
+    """Whether the other bots of a table are frozen while one decides, in one phrase (the warning and
+    check's report say it)."""
+    if "freezer" in _cgroup_parents():
+        return "the other bots of a table are frozen while one decides"
+    return ("no freezer cgroup can be made here (a writable cgroup v1 freezer hierarchy; as root): what a bot "
+            "runs outside its turn takes CPU from the bot deciding on its core, which may then time out")
+
+
+# -- cgroups (v1: memory, pids, cpu and freezer controllers) ----------------------------------------
 
 #: the cgroup v1 controllers a bot gets its own cgroup of, where this machine lets the referee make one
-CGROUP_CONTROLLERS = ("memory", "pids", "cpu")
+CGROUP_CONTROLLERS = ("memory", "pids", "cpu", "freezer")
 
 
 @functools.cache
 def _cgroup_parents() -> dict[str, Path]:
-    """For each of the memory, pids and cpu controllers that this process may create child cgroups in,
+    """For each of the memory, pids, cpu and freezer controllers that this process may create child cgroups in,
     the directory of its own cgroup (children nest inside it, so outer limits still hold)."""
     mounts: dict[str, Path] = {}
     try:
@@ -287,21 +304,24 @@ def _sweep_stale_cgroups(parent: Path) -> None:
 @functools.cache
 def _swept() -> bool:
     """Once per referee process: clear what killed referees left behind (cgroups, private folders)."""
-    for parent in _cgroup_parents().values():
-        _sweep_stale_cgroups(parent)
+    parents = _cgroup_parents()
+    for controller in sorted(parents, key=lambda controller: controller != "freezer"):  # thawed, the rest can die
+        _sweep_stale_cgroups(parents[controller])
     sweep_folders(SCRATCH_PREFIX)
     sweep_folders(SDK_FARM_PREFIX)
     return True
 
 
 class Cgroups:
-    """A bot's own memory, pids and cpu cgroups (whichever this machine lets us make), removed after
-    it. The cpu cgroup gives each bot one equal share of a busy core (CFS group scheduling), so a
-    bot spinning many threads cannot starve the opponents that share its core."""
+    """A bot's own memory, pids, cpu and freezer cgroups (whichever this machine lets us make),
+    removed after it. The cpu cgroup gives each bot one equal share of a busy core (CFS group
+    scheduling), so a bot spinning many threads cannot starve the opponents that share its core;
+    the freezer stops all its processes while another bot of its table decides (`freeze`)."""
 
     def __init__(self, settings: SandboxSettings):
         _swept()
         self.paths: dict[str, Path] = {}
+        self._freezer_state: int | None = None  # freezer.state, open for writing once the bot is first frozen
         name = _cgroup_name()
         for controller, parent in _cgroup_parents().items():
             path = parent / name
@@ -339,15 +359,30 @@ class Cgroups:
         match = re.search(r"^max (\d+)", self._read("pids", "pids.events"), re.M)
         return int(match.group(1)) if match else 0
 
+    def freeze(self, frozen: bool) -> bool:
+        """Stop (`frozen`) or resume every process of the bot through its freezer cgroup; False,
+        changing nothing, without one. One write of a file kept open: the referee calls it only
+        when a bot's turn begins or ends."""
+        if "freezer" not in self.paths:
+            return False
+        if self._freezer_state is None:
+            self._freezer_state = os.open(self.paths["freezer"] / "freezer.state", os.O_WRONLY | os.O_CLOEXEC)
+        os.write(self._freezer_state, b"FROZEN" if frozen else b"THAWED")
+        return True
+
     def release(self) -> None:
         """Kill whatever is left in the bot's cgroups (a setsid escapee, say), then remove them."""
-        for path in self.paths.values():
+        if self._freezer_state is not None:
+            os.close(self._freezer_state)
+            self._freezer_state = None
+        for path in sorted(self.paths.values(), key=lambda path: path != self.paths.get("freezer")):
             self._remove(path)
         self.paths = {}
 
     @staticmethod
     def _remove(path: Path) -> None:
         deadline = time.monotonic() + CGROUP_REMOVAL_SECONDS
+        _thaw(path)
         while path.exists():
             try:
                 pids = [int(pid) for pid in (path / "cgroup.procs").read_text().split()]
@@ -367,6 +402,17 @@ class Cgroups:
                 if time.monotonic() > deadline:
                     raise SandboxError(f"cannot remove the bot's cgroup {path}: processes keep running in it") from None
                 time.sleep(0.005)  # killed processes take a moment to leave the cgroup
+
+
+def _thaw(path: Path) -> None:
+    """Resume the processes of a freezer cgroup (a frozen process cannot die of SIGKILL until then);
+    nothing for a cgroup of another controller, or one already gone."""
+    state = path / "freezer.state"
+    try:
+        if state.exists():
+            state.write_text("THAWED")
+    except FileNotFoundError:
+        pass  # removed meanwhile
 
 
 # -- the launch ---------------------------------------------------------------------------------------
@@ -445,7 +491,12 @@ def prepare(command: Sequence[str], cwd: str | None, folder: str | None, env: Se
         rlimits = {"nofile": settings.open_files, "fsize": settings.file_size_mb * _MIB, "core": 0}
         if "memory" not in cgroups.paths:
             rlimits["as"] = settings.memory_mb * _MIB
-        bot_uid = secrets.choice(BOT_UIDS) if mode == BWRAP and os.geteuid() == 0 else os.getuid()
+        if os.geteuid() != 0:
+            bot_uid = os.getuid()
+        elif mode == BWRAP:
+            bot_uid = secrets.choice(BOT_UIDS)  # a uid of its own: no per-user kernel count is shared
+        else:
+            bot_uid = NOBODY if isolation_problem() is None else 0
         if "pids" not in cgroups.paths and bot_uid != 0:  # the kernel exempts root from RLIMIT_NPROC
             rlimits["nproc"] = settings.processes + _tasks_of(bot_uid)
         scratch = None
@@ -454,14 +505,8 @@ def prepare(command: Sequence[str], cwd: str | None, folder: str | None, env: Se
             inner, outer_env, fds = _bwrap_command(command, cwd, folder, bot_env, settings, bot_uid)
             workdir = None
         else:
-            scratch = tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-")
-            os.mkdir(os.path.join(scratch, "home"))
-            os.mkdir(os.path.join(scratch, "tmp"))
-            bot_env.update(HOME=os.path.join(scratch, "home"), TMPDIR=os.path.join(scratch, "tmp"),
-                           PYTHONPATH=_sdk_path(_sdk_farm(), bot_env))
-            setpriv = _tool("setpriv")
-            inner = ([setpriv, "--pdeathsig", "KILL", "--"] if setpriv else []) + list(command)
-            outer_env, workdir = bot_env, cwd
+            inner, outer_env, scratch = _unsandboxed_command(command, cwd, folder, bot_env)
+            workdir = cwd
         argv, preexec = _with_rlimits(inner, rlimits)
         if cgroups.paths:
             argv = ["/bin/sh", "-c", _JOIN_CGROUPS, "sh", *cgroups.procs_files(), "--", *argv]
@@ -472,6 +517,141 @@ def prepare(command: Sequence[str], cwd: str | None, folder: str | None, env: Se
         for fd in fds:
             os.close(fd)
         raise
+
+
+# -- without bubblewrap: a PID namespace of its own, as nobody where the organiser is root ------------
+
+#: the first program inside the bot's PID namespace (its pid 1): reaps orphans, and reports the bot's exit
+_NAMESPACE_INIT = '"$@"; exit $?'
+
+
+def _unshare_args() -> list[str]:
+    """unshare's options: a PID namespace with its own /proc (in a mount namespace of its own) that
+    dies with its first process, which dies with unshare; and a user namespace when the organiser
+    is not root (then unshare needs one to do the rest)."""
+    own_user = [] if os.geteuid() == 0 else ["--user", "--map-current-user"]
+    return [*own_user, "--pid", "--fork", "--kill-child", "--mount-proc"]
+
+
+@functools.cache
+def isolation_problem() -> str | None:
+    """Why a bot without bubblewrap cannot get a PID namespace of its own here (and, where the
+    organiser is root, run as nobody), or None when it can (tried once)."""
+    needed = ["unshare", "setpriv"] + (["env"] if os.geteuid() == 0 else [])
+    missing = [name for name in needed if _tool(name) is None]
+    if missing:
+        return f"{' and '.join(missing)} (util-linux) not installed"
+    return _namespace_probe("unshare", [_tool("unshare"), *_unshare_args(), "--", "/bin/true"])
+
+
+def unsandboxed_reach() -> str:
+    """What a bot without bubblewrap can still do on this machine, in one phrase (the warning and
+    check's report say it)."""
+    problem = isolation_problem()
+    if problem is None and os.geteuid() == 0:
+        return (f"it runs as uid {NOBODY} (nobody) in a PID namespace of its own: it cannot see or signal the "
+                "referee, but reads what any user may and reaches the network")
+    if problem is None:
+        return ("it runs in PID and user namespaces of its own: it cannot see or signal the referee, but as the "
+                "organiser's user it can read and change every file the organiser can, and reach the network")
+    return (f"it runs as the organiser's user beside the referee ({problem}): it can stop or kill the referee's "
+            "process (and get its opponent blamed for it), read the referee's environment in /proc, read and "
+            "change every file the organiser can, and reach the network")
+
+
+def _unsandboxed_command(command: Sequence[str], cwd: str | None, folder: str | None,
+                         bot_env: dict[str, str]) -> tuple[list[str], dict[str, str], str]:
+    """Without bubblewrap: the command line around the bot, the environment of that launch chain,
+    and the scratch folder holding the bot's private HOME and TMPDIR (its view of the SDK is the
+    referee's folder of links, `_sdk_farm`).
+    Where `unshare` works the bot gets a PID namespace of its own (`isolation_problem`), as nobody
+    where the organiser is root; else it runs beside the referee and dies with it."""
+    scratch = tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-")
+    try:
+        home, tmp = os.path.join(scratch, "home"), os.path.join(scratch, "tmp")
+        os.mkdir(home)
+        os.mkdir(tmp)
+        bot_env.update(HOME=home, TMPDIR=tmp, PYTHONPATH=_sdk_path(_sdk_farm(), bot_env))
+        setpriv = _tool("setpriv")
+        if isolation_problem() is not None:
+            return ([setpriv, "--pdeathsig", "KILL", "--"] if setpriv else []) + list(command), bot_env, scratch
+        # the bot's own environment (LD_PRELOAD, say) takes effect only in the bot, never in the launch chain
+        bot = [_tool("env"), "-i", "--", *(f"{name}={value}" for name, value in bot_env.items()), *command]
+        init = _NAMESPACE_INIT
+        if os.geteuid() == 0:
+            init = _as_nobody(scratch, [home, tmp], command, cwd, folder) + init
+            bot = [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--inh-caps=-all",
+                   "--bounding-set=-all", "--no-new-privs", "--", *bot]
+        inner = [setpriv, "--pdeathsig", "KILL", "--", _tool("unshare"), *_unshare_args(), "--",
+                 "/bin/sh", "-c", init, "sh", *bot]
+        return inner, {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}, scratch
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+
+
+def _as_nobody(scratch: str, private: list[str], command: Sequence[str], cwd: str | None, folder: str | None) -> str:
+    """Make the scratch folder the bot's (its `private` folders nobody's own), check nobody can read
+    what the bot needs, and return the shell lines that show it what a folder nobody cannot enter
+    (mode 0700, such as /root) hides: the bot's folder, the Python installation, the SDK. Each such
+    folder gets an empty tmpfs with only those inside, in the bot's own mount namespace."""
+    for path, _, _ in os.walk(scratch):
+        os.chmod(path, 0o755)
+    for path in private:
+        os.chown(path, NOBODY, NOBODY)
+        os.chmod(path, 0o700)
+    own = visible_folders(command, cwd, folder)
+    interpreter = list(python_folders()) if _runs_this_python(command) else []  # each hidden one costs ms per start
+    _check_readable_by_nobody([*interpreter, *sdk_entries().values(), *own], f"uid {NOBODY} (nobody)")
+    sdk = [str(Path(cardarena.__file__).resolve().parent), str(Path(cardarena.protocol.__file__).resolve().parent)]
+    workdir = str(Path(cwd).resolve()) if cwd is not None else os.getcwd()
+    needed = sorted({*interpreter, *sdk, *own, workdir, scratch})
+    needed = [path for path in needed if not any(Path(other) in Path(path).parents for other in needed)]
+    hidden = {path: _closed_ancestor(path) for path in needed}
+    hidden = {path: closed for path, closed in hidden.items() if closed is not None}
+    if not hidden:
+        return ""
+    mount = _tool("mount")
+    if mount is None:
+        raise SandboxError(f"the bot runs as uid {NOBODY} (nobody), which cannot enter {sorted(set(hidden.values()))[0]}, "
+                           "and mount (util-linux), which would show it what it needs there, is not installed")
+    stage = os.path.join(scratch, "mnt")
+    os.mkdir(stage, 0o700)
+    lines = ["set -e", "umask 022"]
+    for number, path in enumerate(hidden):
+        os.mkdir(os.path.join(stage, str(number)))
+        lines.append(shlex.join([mount, "--bind", path, os.path.join(stage, str(number))]))
+    for closed in sorted(set(hidden.values())):
+        lines.append(shlex.join([mount, "-t", "tmpfs", "-o", "mode=0755,size=64k", "cardarena", closed]))
+    for number, path in enumerate(hidden):
+        lines.append(shlex.join(["mkdir", "-p", path]))
+        lines.append(shlex.join([mount, "--move", os.path.join(stage, str(number)), path]))
+    lines.append(shlex.join(["cd", workdir]))
+    return "; ".join(lines) + "; "
+
+
+def _runs_this_python(command: Sequence[str]) -> bool:
+    """Whether the command names a program of the Python installation that runs Python bots (a C
+    bot's launch need not show that installation to nobody)."""
+    dirs = [Path(path) for path in python_folders()]
+    programs = [Path(word).resolve() for word in command if os.path.isfile(word)]
+    return any(folder in program.parents for program in programs for folder in dirs)
+
+
+def _closed_ancestor(path: str) -> str | None:
+    """The outermost folder above `path` that nobody may not enter (no search permission for it),
+    or None when nobody can reach `path`."""
+    for ancestor in reversed(Path(path).parents):
+        info = os.stat(ancestor)
+        if info.st_uid == NOBODY:
+            bit = stat.S_IXUSR
+        elif info.st_gid == NOBODY:
+            bit = stat.S_IXGRP
+        else:
+            bit = stat.S_IXOTH
+        if not info.st_mode & bit:
+            return str(ancestor)
+    return None
 
 
 def _check_executable(command: Sequence[str], cwd: str | None, path: str, shown: list[Path] | None) -> None:
@@ -804,7 +984,7 @@ def _bwrap_command(command: Sequence[str], cwd: str | None, folder: str | None, 
     interpreter, sdk = python_folders(), sdk_entries()
     own = visible_folders(command, cwd, folder)
     if root:
-        _check_readable_by_nobody([*interpreter, *sdk.values(), *own])
+        _check_readable_by_nobody([*interpreter, *sdk.values(), *own], "a uid of its own")
     for path in interpreter:
         mounts.add("--ro-bind", path, path)
     for name, path in sorted(sdk.items()):
@@ -882,12 +1062,12 @@ def _host_counters_covered(handover: _Handover, settings: SandboxSettings) -> li
     return args
 
 
-def _check_readable_by_nobody(folders: list[str]) -> None:
-    """SandboxError when the unprivileged bot could not read a folder (or file) it needs (mode 0700, say)."""
+def _check_readable_by_nobody(folders: list[str], who: str) -> None:
+    """SandboxError when the unprivileged bot (`who`: as root, bots run as a uid of their own under
+    bubblewrap, as nobody without it) could not read a folder (or file) it needs (mode 0700, say)."""
     for path in folders:
         mode = os.stat(path).st_mode
         needed = 0o005 if stat.S_ISDIR(mode) else 0o004
         if mode & needed != needed:
-            raise SandboxError(f"the bot runs as a uid of its own, which cannot read {path} "
-                               f"(mode {mode & 0o777:04o}): make it readable by others (chmod -R o+rX), "
-                               "or use --sandbox none")
+            raise SandboxError(f"the bot runs as {who}, which cannot read {path} "
+                               f"(mode {mode & 0o777:04o}): make it readable by others (chmod -R o+rX)")
