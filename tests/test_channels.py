@@ -26,7 +26,7 @@ from tests.conftest import ROOT, ZOO
 
 SECRET = "10110010"
 #: channels through shared inodes: alive only while the sender holds them
-LIVE_ONLY = ("flock", "posix-lock", "ofd-lock", "inotify", "fanotify", "abstract")
+LIVE_ONLY = ("flock", "posix-lock", "ofd-lock", "inotify", "fanotify", "abstract", "futex-wake", "futex-exit")
 #: named objects that outlive their process where nothing scopes them
 LASTING = ("keyring", "sysv-shm", "posix-mq", "dev-shm", "tmp")
 #: counts the kernel keeps per user: one bit (the secret's first), and only among unprivileged users
@@ -157,3 +157,19 @@ def test_the_sandboxs_process_1_shows_none_of_the_organisers_folders(tmp_path):
     spy = next(line for line in log.read_text().splitlines() if line.startswith("SPY "))
     init = next(line for line in re.findall(r'"processes": \[(.*?)\]', spy)[0].split('", "') if "bwrap" in line)
     assert str(ROOT) not in init and str(folder) not in init and "--ro-bind" not in init, init
+
+
+@pytest.mark.parametrize("mode", ["none", "bwrap"])
+def test_threads_joins_and_process_shared_locks_still_work(mode, tmp_path):
+    """Shared futex waits return at once under the filter: what waited on them polls instead."""
+    if mode == "bwrap" and sandbox.bwrap_problem() is not None:
+        pytest.skip(f"bubblewrap cannot run here: {sandbox.bwrap_problem()}")
+    spec = BotSpec(name="threaded", command=(sys.executable, "threaded.py"), cwd=str(ZOO), folder=str(ZOO))
+    log = tmp_path / "threaded.log"
+    process = BotProcess(spec, Limits(sandbox=SandboxSettings(mode=mode), handshake_timeout=60), log_path=log)
+    try:
+        process.start()
+    finally:
+        process.stop()
+    text = log.read_text()
+    assert re.search(r"^threaded threads=\S+ pthread_join=\S+ multiprocessing=\S+$", text, re.MULTILINE), text

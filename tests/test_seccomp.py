@@ -74,11 +74,41 @@ def refused(error: int) -> int:
     (435, (), refused(errno.ENOSYS)),  # clone3: the C library falls back to clone
     (272, (), refused(errno.EPERM)),  # unshare
     (0, (), SECCOMP_RET_ALLOW),  # read
-    (202, (0, 0), SECCOMP_RET_ALLOW),  # futex
     (0x40000000 | 248, (), refused(errno.ENOSYS)),  # add_key through the x32 ABI
 ])
 def test_the_filter_refuses_shared_kernel_state_and_allows_the_rest(nr, args, expected):
     assert verdict(nr, *args) == expected
+
+
+FUTEX_PRIVATE_FLAG, FUTEX_CLOCK_REALTIME = 0x80, 0x100
+SLEEPING = {0: "FUTEX_WAIT", 9: "FUTEX_WAIT_BITSET", 11: "FUTEX_WAIT_REQUEUE_PI"}
+NOT_SLEEPING = {1: "FUTEX_WAKE", 3: "FUTEX_REQUEUE", 4: "FUTEX_CMP_REQUEUE", 5: "FUTEX_WAKE_OP",
+                10: "FUTEX_WAKE_BITSET", 12: "FUTEX_CMP_REQUEUE_PI", 6: "FUTEX_LOCK_PI", 7: "FUTEX_UNLOCK_PI",
+                8: "FUTEX_TRYLOCK_PI", 13: "FUTEX_LOCK_PI2"}
+
+
+@pytest.mark.parametrize("clock", [0, FUTEX_CLOCK_REALTIME], ids=["", "clock-realtime"])
+@pytest.mark.parametrize("command", SLEEPING, ids=SLEEPING.values())
+def test_a_shared_futex_wait_returns_at_once_and_a_private_one_is_allowed(command, clock):
+    assert verdict(202, 0x1000, command | clock, 5) == refused(errno.EAGAIN)
+    assert verdict(202, 0x1000, command | clock | FUTEX_PRIVATE_FLAG, 5) == SECCOMP_RET_ALLOW
+
+
+@pytest.mark.parametrize("command", NOT_SLEEPING, ids=NOT_SLEEPING.values())
+def test_futex_operations_that_do_not_sleep_on_a_shared_word_are_allowed_shared_or_private(command):
+    assert verdict(202, 0x1000, command, 1) == SECCOMP_RET_ALLOW
+    assert verdict(202, 0x1000, command | FUTEX_PRIVATE_FLAG, 1) == SECCOMP_RET_ALLOW
+
+
+@given(st.integers(0, 2**32 - 1), st.integers(0, 2**64 - 1))
+def test_every_private_futex_operation_is_allowed(op, value):
+    assert verdict(202, 0x1000, op | FUTEX_PRIVATE_FLAG, value) == SECCOMP_RET_ALLOW
+
+
+@pytest.mark.parametrize("nr, name", [(449, "futex_waitv"), (454, "futex_wake"), (455, "futex_wait"),
+                                      (456, "futex_requeue")])
+def test_the_futex2_calls_are_refused(nr, name):
+    assert verdict(nr, 0x1000, 1, 0, 0x80) == refused(errno.ENOSYS)
 
 
 @given(st.integers(0, 600).filter(lambda nr: nr not in {rule.nr for rule in RULES}),

@@ -94,7 +94,7 @@ class SandboxSettings:
     processes: int = 128  # processes and threads of the bot's tree: a pids cgroup, else RLIMIT_NPROC
     open_files: int = 256  # RLIMIT_NOFILE
     file_size_mb: int = 64  # RLIMIT_FSIZE: the largest file the bot may write
-    disk_mb: int = 64  # size of the private /tmp and of HOME (tmpfs under bubblewrap)
+    disk_mb: int = 64  # size of the private /tmp, of HOME and (under bubblewrap) of /dev/shm: tmpfs there
     pass_env: tuple[str, ...] = ()  # organiser's variables a bot.toml may name in pass_env
 
     def __post_init__(self) -> None:
@@ -182,7 +182,7 @@ def describe(settings: SandboxSettings) -> str:
     mode = effective_mode(settings)
     if mode == BWRAP:
         who = "a uid of its own" if os.geteuid() == 0 else "the organiser's uid in a user namespace"
-        where = f"bubblewrap (no network, own PID namespace, {who}, read-only folder, private /tmp and HOME)"
+        where = f"bubblewrap (no network, own PID namespace, {who}, read-only folder, private /tmp, /dev/shm and HOME)"
     elif settings.mode == NONE:
         where = f"none (--sandbox none: clean environment and caps only; {unsandboxed_reach()})"
     else:
@@ -461,7 +461,7 @@ class Confinement:
         if re.search(r"Too many open files|EMFILE", stderr_tail):
             return f"open files cap {settings.open_files} reached (the bot's stderr says so)"
         if re.search(r"No space left on device|ENOSPC", stderr_tail):
-            return f"disk cap {settings.disk_mb} MiB of /tmp or HOME reached (the bot's stderr says so)"
+            return f"disk cap {settings.disk_mb} MiB of /tmp, /dev/shm or HOME reached (the bot's stderr says so)"
         return None
 
     def release(self) -> None:
@@ -979,6 +979,7 @@ def _bwrap_command(command: Sequence[str], cwd: str | None, folder: str | None, 
             mounts.add("--ro-bind", f"/etc/{entry}", f"/etc/{entry}")
     mounts.add("--proc", None, "/proc")
     mounts.add("--dev", None, "/dev")
+    mounts.add("--tmpfs", None, "/dev/shm", perms="1777", size=settings.disk_mb * _MIB)
     mounts.add("--tmpfs", None, "/tmp", perms="1777", size=settings.disk_mb * _MIB)
     mounts.add("--tmpfs", None, BOT_HOME, perms="0777" if root else "0700", size=settings.disk_mb * _MIB)
     interpreter, sdk = python_folders(), sdk_entries()

@@ -22,10 +22,20 @@ to a partner at another table. Refused here:
   reach past it);
 - new namespaces (`unshare`, `setns`, namespace flags of `clone`; `clone3`, whose flags this filter
   cannot read, answers ENOSYS so the C library falls back to `clone`), and `bpf`, `perf_event_open`
-  and `userfaultfd`, kernel surface a bot has no use for.
-
-Not refused, since every threaded program needs them: shared futexes, which on the pages of a shared
-file reach across sandboxes (README, Sandbox, "What bubblewrap cannot close").
+  and `userfaultfd`, kernel surface a bot has no use for;
+- sleeping on a shared futex: a shared (not `FUTEX_PRIVATE_FLAG`) futex on a page of a file is
+  keyed by the file's inode, which is the same in every sandbox, so anything that wakes it in one
+  sandbox (`FUTEX_WAKE`, or the kernel itself when a thread whose clear-child-tid address or robust
+  list names the word exits) wakes a waiter in another. Wakes cannot be refused (the kernel's are
+  not system calls), so the waits are: a shared `FUTEX_WAIT`, `FUTEX_WAIT_BITSET` or
+  `FUTEX_WAIT_REQUEUE_PI` answers EAGAIN ("the word changed") at once, and the caller, which must
+  re-check its word after any wait, polls instead of sleeping. With no shared waiter in any sandbox,
+  shared wakes and requeues reach nobody there and stay allowed; the priority-inheritance locks
+  need a writable word, which no two sandboxes share. The futex2 calls (`futex_wait`,
+  `futex_waitv`, `futex_requeue`, `futex_wake`), whose flags a requeue reads from memory, answer
+  ENOSYS: the C library and the runtimes bots use do not call them. What polls: `pthread_join`
+  (the kernel's wake at a thread's exit is a shared one) and process-shared locks, semaphores and
+  conditions (Python's `multiprocessing`); every other lock of a threaded program is private.
 
 The filter is classic BPF as bubblewrap's `--seccomp FD` takes it: a bot is x86_64 code; calls from
 another architecture or the x32 ABI are refused. `filter_program()` is None on other machines,
@@ -82,6 +92,10 @@ _RWF_NOWAIT = 0x8
 _POSIX_FADV_DONTNEED = 4
 _MADV_MERGEABLE, _PR_SET_MEMORY_MERGE = 12, 67  # same-page merging (KSM), where the machine runs it
 _SOCKET_FAMILIES = (1, 16)  # AF_UNIX, AF_NETLINK
+#: the futex operations that sleep, without FUTEX_PRIVATE_FLAG (0x80), with or without
+#: FUTEX_CLOCK_REALTIME (0x100): FUTEX_WAIT, FUTEX_WAIT_BITSET, FUTEX_WAIT_REQUEUE_PI (the kernel
+#: runs no other operation for values with further bits set)
+_SHARED_FUTEX_WAITS = (0, 9, 11, 0x100, 0x109, 0x10B)
 
 #: x86_64 system call numbers (asm/unistd_64.h)
 RULES = (
@@ -113,6 +127,11 @@ RULES = (
     Rule(308, errno.EPERM),  # setns
     Rule(56, errno.EPERM, arg=0, mask=_CLONE_NEW_NAMESPACES),  # clone
     Rule(435, errno.ENOSYS),  # clone3
+    Rule(202, errno.EAGAIN, arg=1, values=_SHARED_FUTEX_WAITS),  # futex(uaddr, op, ...): the caller polls
+    Rule(449, errno.ENOSYS),  # futex_waitv
+    Rule(454, errno.ENOSYS),  # futex_wake
+    Rule(455, errno.ENOSYS),  # futex_wait
+    Rule(456, errno.ENOSYS),  # futex_requeue
     Rule(321, errno.EPERM),  # bpf
     Rule(298, errno.EPERM),  # perf_event_open
     Rule(323, errno.EPERM),  # userfaultfd

@@ -28,7 +28,7 @@
     processes = 128                 #   a bot.toml cannot change them
     open_files = 256
     file_size_mb = 64
-    disk_mb = 64                    # its private /tmp and HOME, each
+    disk_mb = 64                    # its private /tmp, /dev/shm and HOME, each
     pass_env = ["OMP_NUM_THREADS"]  # organiser's variables a bot.toml may ask for (pass_env)
     [game.casino]
     players = 2                     # table size, within the game's limits

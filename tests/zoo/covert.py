@@ -13,7 +13,10 @@ itself was refused. Channels: `flock`, `posix-lock` (F_GETLK sees another's reco
 `ofd-lock`, `inotify` and `fanotify` (watches on files the sender opens): the same /usr/bin files,
 which are the same inodes in every sandbox; `keyring` (the uid's user keyring), `sysv-shm`,
 `posix-mq`, `abstract` (abstract unix sockets), `dev-shm`, `tmp`, `home`: objects found by name;
-one bit (the first) each: `pipe-buffers` (the kernel's count of the uid's pipe buffers), `aio` (the
+`futex-wake` and `futex-exit`: futexes on the pages of a file both sandboxes map (the Python
+program), keyed by the file's inode: the receiver waits on one word per bit, the sender wakes it
+with `FUTEX_WAKE`, or by the exit of a thread whose clear-child-tid address is that word (the
+kernel's own wake); one bit (the first) each: `pipe-buffers` (the kernel's count of the uid's pipe buffers), `aio` (the
 machine's pool of kernel AIO contexts) and `tcp-memory` (the machine's TCP buffer memory).
 `counters` names the machine-wide /proc files whose content changed between the receiver's start
 and its shutdown while the sender allocated memory, opened files and burnt CPU (`none` when none
@@ -47,6 +50,8 @@ AT_FDCWD = -100
 IPC_CREAT, IPC_RMID = 0o1000, 0
 F_SETPIPE_SZ, F_GETPIPE_SZ = 1031, 1032
 SYS_IO_SETUP, SYS_IO_DESTROY = 206, 207
+SYS_FUTEX, SYS_SET_TID_ADDRESS, FUTEX_WAIT, FUTEX_WAKE = 202, 218, 0, 1
+PROT_READ, MAP_PRIVATE = 1, 2
 BITS = 8
 
 
@@ -360,6 +365,75 @@ class TcpMemory(Channel):
             sock.close()
 
 
+class Timespec(ctypes.Structure):
+    _fields_ = [("seconds", ctypes.c_long), ("nanoseconds", ctypes.c_long)]
+
+
+class FutexWake(Channel):
+    """Futex words on a page of the Python program (read-only, shared by every sandbox): a word the
+    tag picks, then one per bit; a waiter thread per bit reports woken (1), timed out or interrupted
+    (0), or refused (the wait returned at once)."""
+
+    first_word = 0
+
+    def __init__(self, tag):
+        super().__init__(tag)
+        self.outcomes = {}
+
+    def word(self, index):
+        """The address of bit `index`'s futex word in this process's mapping of the program."""
+        path = os.path.realpath(sys.executable)
+        size = os.path.getsize(path)
+        with open(path, "rb") as program:
+            LIBC.mmap.restype = ctypes.c_void_p
+            base = LIBC.mmap(None, size, PROT_READ, MAP_PRIVATE, program.fileno(), 0)
+        if base in (None, ctypes.c_void_p(-1).value):
+            raise OSError(ctypes.get_errno(), "mmap of the Python program failed")
+        page = int(self.tag, 16) % (size // 4096 - 1)
+        return base + page * 4096 + 4 * (self.first_word + index)
+
+    def futex(self, address, operation, value, timeout=None):
+        return check(LIBC.syscall(SYS_FUTEX, ctypes.c_void_p(address), operation, value,
+                                  ctypes.byref(timeout) if timeout else None, None, 0))
+
+    def send(self, index):
+        self.futex(self.word(index), FUTEX_WAKE, 1)
+
+    def prepare(self, index):
+        address = self.word(index)
+        expected = ctypes.c_int.from_address(address).value
+        started = time.monotonic()
+
+        def wait():
+            try:
+                self.futex(address, FUTEX_WAIT, expected, Timespec(60, 0))
+                self.outcomes[index] = True
+            except OSError as error:
+                refused_at_once = error.errno == errno.EAGAIN and time.monotonic() - started < 1
+                self.outcomes[index] = None if refused_at_once else False
+
+        threading.Thread(target=wait, daemon=True).start()
+
+    def read(self, index):
+        outcome = self.outcomes.get(index, False)
+        if outcome is None:
+            raise OSError(errno.EAGAIN, "the futex wait returned at once")
+        return outcome
+
+
+class FutexExit(FutexWake):
+    """As FutexWake, but the wake is the kernel's at a thread's exit: the thread names the word as
+    its clear-child-tid address, which the kernel clears (here it cannot: read-only) and wakes."""
+
+    first_word = BITS
+
+    def send(self, index):
+        address = self.word(index)
+        thread = threading.Thread(target=lambda: check(LIBC.syscall(SYS_SET_TID_ADDRESS, ctypes.c_void_p(address))))
+        thread.start()
+        thread.join()
+
+
 class NamedFile(Channel):
     folder = "/dev/shm"
 
@@ -387,7 +461,7 @@ class HomeFile(NamedFile):
 #: the watches are read first: the lock probes open the watched files
 CHANNELS = {"inotify": Inotify, "fanotify": Fanotify, "flock": Flock, "posix-lock": PosixLock, "ofd-lock": OfdLock,
             "keyring": Keyring, "sysv-shm": SysvShm, "posix-mq": PosixMq, "abstract": Abstract, "dev-shm": NamedFile,
-            "tmp": TmpFile, "home": HomeFile, "aio": AioContexts, "tcp-memory": TcpMemory,
+            "tmp": TmpFile, "home": HomeFile, "futex-wake": FutexWake, "futex-exit": FutexExit, "aio": AioContexts, "tcp-memory": TcpMemory,
             "pipe-buffers": PipeBuffers}  # last: it takes most of the open-files cap
 
 
