@@ -27,7 +27,7 @@ from cardarena.referee import sandbox
 from cardarena.referee.faults import BotFault
 from cardarena.referee.match import Match
 from cardarena.referee.process import BotProcess, BotSpec, Limits
-from cardarena.referee.sandbox import BOT_UIDS, SandboxError, SandboxSettings
+from cardarena.referee.sandbox import BOT_UIDS, NOBODY, SandboxError, SandboxSettings
 from tests.conftest import RANDOM_BOT, ROOT, ZOO, random_bot, zoo_bot
 from tests.test_referee import running
 
