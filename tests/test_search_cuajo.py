@@ -21,8 +21,8 @@ from cardarena.referee.match import Match
 from cardarena.referee.process import BotSpec, Limits
 from cardarena.referee.sandbox import SandboxSettings
 from cardarena.search import SamplingError, SeatKnowledge, Transcript, replay
-from cardarena.games.cuajo import NAME
-from cardarena.search.cuajo import SAMPLER, STOCK_START, packet_positions
+from cardarena.games.cuajo import NAME, parse_card
+from cardarena.search.cuajo import SAMPLER, STOCK_START, Plan, _keeps_purro_flags, packet_positions
 from tests.search_support_cuajo import play_recorded, positions, replayed_messages
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -73,10 +73,15 @@ def assert_consistent(transcript: Transcript, proposal, state) -> None:
         assert state.is_over() and rebuilt.game_end["events"] == transcript.game_end["events"]
 
 
+def other_purro_flags(transcript: Transcript) -> int:
+    """How many times another seat was announced purro so far (sampling past that is slow and, with
+    more than one, often beyond the budget: cuajo.md § Sampling hidden cards)."""
+    return sum(event["type"] == "purro" and event["purro"] and event["seat"] != transcript.seat
+               for event in transcript.events())
+
+
 def no_other_purro_yet(transcript: Transcript) -> bool:
-    """Whether no other seat has been purro so far (sampling past that is left to replay and slow:
-    cuajo.md § Sampling hidden cards)."""
-    return not any(event["type"] == "purro" and event["seat"] != transcript.seat for event in transcript.events())
+    return other_purro_flags(transcript) == 0
 
 
 # ---------------------------------------------------------------- reading the actions back
@@ -131,6 +136,54 @@ def test_every_sampled_deal_gives_the_seat_exactly_what_it_saw(policy, seeds, ev
         assert_consistent(transcript, *sampled(transcript, rng))
         checked += 1
     assert checked >= 300
+
+
+def test_late_positions_of_random_play_are_sampled_consistently():
+    """The seat's last decision of whole random hands (about its 46th-49th), where the hidden hands
+    were seen to give up the most cards."""
+    rng = random.Random(5)
+    for seed in range(3):
+        played = play_recorded("cuajo", 4, {}, seed, random_policy)
+        late = list(positions(played.transcripts[1]))[-2]
+        assert len(late.decisions) >= 40
+        assert_consistent(late, *sampled(late, rng, attempts=20))
+
+
+#: heuristic hands (seed) whose seat seed % 4 sees another seat announced purro once (cuajo.md § Purro),
+#: each sampled at the first such decision; fixed seeds, as some such positions are beyond the budget
+PURRO_SEEDS = (0, 1, 3, 5, 8, 9, 10)
+
+
+def test_positions_after_another_seat_went_purro_are_sampled_consistently():
+    rng = random.Random(9)
+    for seed in PURRO_SEEDS:
+        played = play_recorded("cuajo", 4, {}, seed, heuristic_policy)
+        position = next(p for p in positions(played.transcripts[seed % 4])
+                        if other_purro_flags(p) == 1 and p.game_end is None)
+        proposal, state = sampled(position, rng, attempts=20)
+        assert_consistent(position, proposal, state)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10**6), options=st.sampled_from(({"dealer": 1}, {"dealer": 3, "max_turns": 30})),
+       heuristic_play=st.booleans())
+def test_the_proposals_own_purro_check_passes_every_real_deal(seed, options, heuristic_play):
+    """cuajo.md § Purro: the check a proposal makes on a hidden hand seen purro (runner/search/cuajo.py,
+    `_keeps_purro_flags`) must hold for the deal actually played, at every position of every seat, or
+    it would turn away consistent deals (and the samples would no longer be uniform)."""
+    deck = GAME.deck(4)
+    random.Random(seed).shuffle(deck)
+    played = play_recorded("cuajo", 4, options, seed, heuristic_policy if heuristic_play else random_policy, deck=deck)
+    types = [parse_card(card) for card in deck]
+    for transcript in played.transcripts:
+        for position in positions(transcript):
+            plan = Plan(position)
+            secret_cards = tuple(parse_card(played.actions[hidden.action_index][1]["card"])
+                                 for hidden in plan.reading.hidden_cards)
+            choice = plan._choice(secret_cards)
+            assert choice is not None
+            for other in plan.purro_checked:
+                assert _keeps_purro_flags(plan, choice, other, types)
 
 
 def test_secrets_laid_by_other_seats_get_a_card_from_the_deal():

@@ -174,6 +174,13 @@ def completing_cards(counts: Sequence[int]) -> list[int]:
     return found
 
 
+def one_card_away(free: Sequence[int], held: Sequence[int]) -> bool:
+    """Whether one more card would complete a player's 16 cards (purro): a card type that fits the
+    `free` cards and of which the player does not already hold all four copies (`held`: every card,
+    laid secrets included)."""
+    return any(held[t] < COPIES for t in completing_cards(free))
+
+
 def is_special(free: Sequence[int], laid_kings: int = 0) -> bool:
     """Whether a winning hand is the special one: no king, or one king in a J-H-K sequence.
 
@@ -286,13 +293,10 @@ class CuajoState(GameState):
         return counts
 
     def _one_card_away(self, seat: int) -> bool:
-        """Whether one more card would complete the 16 cards of `seat`: a card type that fits the free
-        cards and of which the player does not already hold all four copies (laid secrets included)."""
-        completing = completing_cards(self.free_cards(seat))
-        if not completing:
-            return False
-        held = self.all_cards(seat)
-        return any(held[t] < COPIES for t in completing)
+        """Whether `seat` is purro now (see `one_card_away`; the usual answer, no, is known before
+        the seat's laid cards are counted)."""
+        free = self.free_cards(seat)
+        return bool(completing_cards(free)) and one_card_away(free, self.all_cards(seat))
 
     def can_win_with(self, seat: int, card_type: int) -> bool:
         """Whether `seat` (not under penalty) would hold a complete hand after adding `card_type`."""

@@ -3,9 +3,10 @@ hidden cards (cardarena.search)).
 
 A deal is the engine's deck order (wire forms, top first), the dealer, and the card of every
 secret another seat laid (the seat sees only that a secret was laid). `propose` draws exactly
-uniformly among the deals in which every card the seat saw is where it saw it and every hidden
-hand held each card it was seen to give up (discards, secrets) when it gave it up; `replay` then
-checks the rest (purro flags, wins, claims and passes, which moves were legal).
+uniformly among the deals in which every card the seat saw is where it saw it, every hidden
+hand held each card it was seen to give up (discards, secrets) when it gave it up, and a hidden hand
+seen purro was one card from complete exactly when the flags said so; `replay` then checks the rest
+(the other purro flags, wins, claims and passes, which moves were legal).
 
 Cards are counted as deck orders (lists of wire names): the 4 copies of a card are identical, so
 two orders differing only by swapping copies are one deal, and a hand of repeated cards has fewer
@@ -24,7 +25,8 @@ from math import factorial, prod
 from typing import Any
 
 from cardarena.games.base import Action
-from cardarena.games.cuajo import COPIES, DEFAULT_MAX_TURNS, HAND_SIZE, NAME, TYPES, parse_card
+from cardarena.games.cuajo import (COPIES, DEFAULT_MAX_TURNS, HAND_SIZE, NAME, PENALTY_TURNS, TYPES, one_card_away,
+                                   parse_card)
 from cardarena.search.knowledge import DealSampler, Proposal, SamplingError, Transcript
 
 DECK_SIZE = TYPES * COPIES
@@ -34,8 +36,8 @@ STOCK_SIZE = DECK_SIZE - STOCK_START
 #: each public event that begins an action, and the action's type
 ACTION_OF_EVENT = {"draw": "draw", "take": "take", "discard": "discard", "claim": "claim", "pass": "pass"}
 SECRET_ACTION = {"four": "secret", "sowee": "sowee_secret"}
-#: deals built in one `propose` before it gives up (SamplingError): about a minute here, reached only
-#: by hands whose hidden players were seen to give up very many cards
+#: deals built in one `propose` before it gives up (SamplingError): 5-10 s here, reached by hands whose
+#: hidden players were seen purro (often twice or more) or to give up very many cards
 MAX_PLACEMENTS = 200_000
 
 
@@ -65,7 +67,9 @@ class Reading:
     dealer: int | None
     own_packet: list[int] | None  # the seat's own dealt cards (None before its first decision)
     seen_at: dict[int, int]  # deck position -> card type the seat saw there (sowee, shown draws, ...)
-    flows: dict[int, list[tuple]]  # per hidden seat: ("unseen", position) | ("in", type) | ("out", type or None, count, hidden index)
+    #: per hidden seat, in order: ("unseen", position) | ("in", type) | ("out", type or None, count, hidden index,
+    #: role: "discard", "secret", "sowee" (the three sowee cards) or "fourth") | ("purro", flag the discard left)
+    flows: dict[int, list[tuple]]
     hidden_cards: list[HiddenCard] = field(default_factory=list)
 
 
@@ -91,6 +95,7 @@ def read(transcript: Transcript) -> Reading:
     answered = 0  # the seat's own actions met so far (its answers, in order)
     draws = 0
     turn = 1
+    purro, penalty = [False] * 4, [0] * 4  # the public flags, and penalty turns left (cuajo.md § Purro)
     automatic_take = False  # the next take is the empty stock's (or turn cap's) automatic one
     for index, event in enumerate(events):
         kind, mover = event["type"], event.get("seat")
@@ -130,7 +135,16 @@ def read(transcript: Transcript) -> Reading:
                 flow.append(("in", parse_card(event["card"])))
         elif kind == "discard":
             if flow is not None:
-                flow.append(("out", parse_card(event["card"]), 1, None))
+                flow.append(("out", parse_card(event["card"]), 1, None, "discard"))
+            following = events[index + 1] if index + 1 < len(events) else {}
+            if penalty[mover]:  # a penalty turn runs down: no purro judgement (§ Engine choices, penalty turns)
+                penalty[mover] -= 1
+            else:
+                if following.get("type") == "purro" and following["seat"] == mover:
+                    purro[mover] = following["purro"]
+                    penalty[mover] = PENALTY_TURNS if following["broken"] else 0
+                if flow is not None and sowee is not None:
+                    flow.append(("purro", purro[mover]))
             if draws < STOCK_SIZE and turn < max_turns:
                 turn += 1
             else:
@@ -138,11 +152,11 @@ def read(transcript: Transcript) -> Reading:
         elif kind == "secret" and flow is not None:
             hidden = len(reading.hidden_cards) - 1
             if event["kind"] == "four":
-                flow.append(("out", None, COPIES, hidden))
+                flow.append(("out", None, COPIES, hidden, "secret"))
             else:
                 if sowee is not None:
-                    flow.append(("out", sowee, COPIES - 1, None))
-                flow.append(("out", None, 1, hidden))
+                    flow.append(("out", sowee, COPIES - 1, None, "sowee"))
+                flow.append(("out", None, 1, hidden, "fourth"))
         elif kind == "win":
             for offset, card in enumerate(event.get("extra_cards", [])):
                 reading.seen_at[STOCK_START + draws + offset] = parse_card(card)
@@ -205,6 +219,10 @@ class Plan:
                 packet = list(packet_positions(self.dealer, other))
                 self.packet_sizes[other] = len(packet)
                 self.chains[other] = packet + [step[1] for step in flow if step[0] == "unseen"]
+        self.sowee = reading.seen_at.get(SOWEE_POSITION)
+        #: hidden hands seen purro at some time: the proposal checks their purro flags itself (a random
+        #: hand is one card from complete about once in 560), the other flags are left to `replay`
+        self.purro_checked = {other for other, flow in reading.flows.items() if ("purro", True) in flow}
         self.choices = self._choices()
         if not self.choices:
             raise SamplingError(f"no Cuajo deal gives seat {self.seat}'s hidden hands the cards they were seen to give up")
@@ -213,6 +231,8 @@ class Plan:
         self.own_positions = list(packet_positions(self.dealer, self.seat)) if own else []
         self.free_positions = [p for p in range(DECK_SIZE) if p not in self.fixed and p not in self.own_positions]
         self.template: list[int | None] = [self.fixed.get(p) for p in range(DECK_SIZE)]
+        #: the order `_placed` deals the hidden hands in: those it checks first (their check rejects most)
+        self.seat_order = sorted(self.chains, key=lambda other: other not in self.purro_checked)
 
     def _units(self, cards: tuple[int | None, ...]) -> list[tuple[int, int, int]]:
         """The copies each hidden hand must have held, as (seat, type, k); an unknown hidden card (None)
@@ -226,7 +246,7 @@ class Plan:
                     drawn += 1
                 elif step[0] == "in":
                     needed[step[1]] -= 1
-                else:
+                elif step[0] == "out":
                     card = step[1] if step[3] is None else cards[step[3]]
                     if card is None:
                         continue
@@ -299,7 +319,7 @@ class CuajoSampler(DealSampler):
                 break
         else:
             raise SamplingError(f"no Cuajo deal for seat {transcript.seat} kept in {MAX_PLACEMENTS} placements "
-                                "(its hidden hands were seen to give up too many cards)")
+                                "(its hidden hands were seen to give up too many cards, or to be purro)")
         dealer = plan.dealer if plan.dealer is not None else rng.randrange(4)
         actions = plan.reading.actions
         if plan.reading.hidden_cards:
@@ -312,7 +332,7 @@ class CuajoSampler(DealSampler):
 
 def _placed(plan: Plan, choice: Choice, rng: random.Random) -> list[int] | None:
     """One placement path, kept with chance 1 / (the number of paths that lead to the same deck);
-    None when not kept.
+    None when not kept, or when a hidden hand it deals breaks a purro flag it was seen to show.
 
     The path: each required copy on a free position of its hand's packet or first k draws (every
     hand's requirements in order of k, so the number of free positions at each step is fixed:
@@ -321,16 +341,14 @@ def _placed(plan: Plan, choice: Choice, rng: random.Random) -> list[int] | None:
     card that a hand needed could have been any copy of that card in its set except the j-1
     before it (the sets are nested), a product, so one coin per required copy decides, each tossed
     as soon as its set is filled (a rejected path costs less than a whole deal).
+
+    Hands are dealt one at a time (most selective first, `Plan.seat_order`), each checked as soon as
+    its cards are all placed. This changes no deck's chance: the required copies of different hands
+    lie in disjoint positions, and a uniform draw from the rest may fill the positions in any order
+    fixed beforehand. The check (`_keeps_purro_flags`) fails only for decks that `replay` rejects
+    too, so the decks kept are still exactly uniform among those `replay` accepts.
     """
     deck = plan.template[:]
-    for other, card, drawn in choice.units:
-        chain = plan.chains[other]
-        size = plan.packet_sizes[other] + drawn
-        while True:
-            position = chain[rng.randrange(size)]
-            if deck[position] is None:
-                break
-        deck[position] = card
     pool = choice.rest[:]
 
     def fill(position: int) -> int:
@@ -340,9 +358,18 @@ def _placed(plan: Plan, choice: Choice, rng: random.Random) -> list[int] | None:
             deck[position] = pool.pop()
         return deck[position]
 
-    for other, units in choice.units_by_seat.items():
+    units_by_seat = choice.units_by_seat
+    for other in plan.seat_order:
         chain = plan.chains[other]
         packet = plan.packet_sizes[other]
+        units = units_by_seat.get(other, ())
+        for card, drawn in units:
+            size = packet + drawn
+            while True:
+                position = chain[rng.randrange(size)]
+                if deck[position] is None:
+                    break
+            deck[position] = card
         counted = [0] * TYPES
         met = [0] * TYPES
         reached = 0
@@ -354,6 +381,10 @@ def _placed(plan: Plan, choice: Choice, rng: random.Random) -> list[int] | None:
             met[card] += 1
             if paths > 1 and rng.randrange(paths):
                 return None
+        for position in chain[reached:]:
+            fill(position)
+        if other in plan.purro_checked and not _keeps_purro_flags(plan, choice, other, deck):
+            return None
     for position in plan.free_positions:
         fill(position)
     if plan.own_positions:
@@ -362,6 +393,42 @@ def _placed(plan: Plan, choice: Choice, rng: random.Random) -> list[int] | None:
         for position, card in zip(plan.own_positions, own):
             deck[position] = card
     return deck
+
+
+def _keeps_purro_flags(plan: Plan, choice: Choice, seat: int, deck: list[int]) -> bool:
+    """Whether the hidden hand of `seat` in `deck` is judged as seen at each of its purro judgements
+    (cuajo.md § Purro: one card away from complete, or not, after a discard outside a penalty), by
+    the engine's test, `one_card_away`, on the hand rebuilt from its packet, draws, takes and what
+    it gave up."""
+    hand = [0] * TYPES
+    for position in plan.chains[seat][:plan.packet_sizes[seat]]:
+        hand[deck[position]] += 1
+    fourth, secrets = None, []
+    for step in plan.reading.flows[seat]:
+        kind = step[0]
+        if kind == "unseen":
+            hand[deck[step[1]]] += 1
+        elif kind == "in":
+            hand[step[1]] += 1
+        elif kind == "out":
+            card = step[1] if step[3] is None else choice.cards[step[3]]
+            hand[card] -= step[2]
+            if step[4] == "secret":
+                secrets.append(card)
+            elif step[4] == "fourth":
+                fourth = card
+        else:
+            free = hand[:]
+            if fourth is not None:
+                free[fourth] += 1
+            held = free[:]
+            for card in secrets:
+                held[card] += COPIES
+            if fourth is not None:
+                held[plan.sowee] += COPIES - 1
+            if one_card_away(free, held) != step[1]:
+                return False
+    return True
 
 
 SAMPLER = CuajoSampler()

@@ -5,8 +5,9 @@ fresh engine state from a shuffled deck, timed in the same run.
 Per position: ms per consistent sample; placements per sample (deals built inside `propose`, each
 kept with chance 1 / its placement paths, cuajo.md § Sampling hidden cards); replays per sample
 (proposals that `replay` checked, so 1 / the acceptance rate of proposals). A position where another
-seat is purro is marked P: purro is left to replay's rejection, and a position that finds no sample
-within the budget prints "over budget".
+seat is purro is marked P: a hidden hand seen purro is dealt first and checked by the proposal
+itself, by rejection; a position that finds no sample within the budget (or whose proposal gives up,
+SamplingError) prints "over budget".
 
 Run: python tests/bench/bench_sampling_cuajo.py [games] [seconds per position]
 """
@@ -24,7 +25,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "sample_bots" / "heuristic")]
 from cardarena.games import get_game  # noqa: E402
 from cardarena.protocol.actions import random_action  # noqa: E402
 from cardarena.search import cuajo as sampler_module  # noqa: E402
-from cardarena.search.knowledge import replay  # noqa: E402
+from cardarena.search.knowledge import SamplingError, replay  # noqa: E402
 from heuristic_bot import cuajo as heuristic  # noqa: E402
 from tests.search_support_cuajo import play_recorded, positions  # noqa: E402
 
@@ -63,8 +64,12 @@ def measure(transcript, budget: float) -> tuple[int, float, int, int]:
         samples = replays = 0
         started = time.perf_counter()
         while samples < 20 and time.perf_counter() - started < budget:
+            try:
+                proposal = sampler_module.SAMPLER.propose(transcript, rng)
+            except SamplingError:
+                break
             replays += 1
-            if replay(GAME, transcript, sampler_module.SAMPLER.propose(transcript, rng), actions) is not None:
+            if replay(GAME, transcript, proposal, actions) is not None:
                 samples += 1
         return samples, time.perf_counter() - started, placements, replays
     finally:
