@@ -4,7 +4,6 @@ as the referee sends them (runner/referee/match.py), and a chi-square tail witho
 from __future__ import annotations
 
 import itertools
-import math
 import random
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -103,43 +102,3 @@ def sampling_casino_with(sampler: DealSampler) -> Iterator[None]:
         yield
     finally:
         cardarena.search.casino.SAMPLER = original
-
-
-def chi_square_p_value(observed: list[int], expected: list[float]) -> float:
-    """The upper tail probability of Pearson's chi-square statistic, with len(observed) - 1
-    degrees of freedom (the regularized upper incomplete gamma function, by its series)."""
-    statistic = sum((seen - wanted) ** 2 / wanted for seen, wanted in zip(observed, expected))
-    return upper_regularized_gamma((len(observed) - 1) / 2, statistic / 2)
-
-
-def upper_regularized_gamma(a: float, x: float) -> float:
-    """Q(a, x) = 1 - P(a, x): by P's power series below x = a + 1, by Q's continued fraction above
-    (Numerical Recipes' gser and gcf, to 1e-15 relative)."""
-    if x <= 0:
-        return 1.0
-    prefactor = math.exp(-x + a * math.log(x) - math.lgamma(a))
-    if x < a + 1:
-        term = total = 1.0 / a
-        n = 0
-        while abs(term) > abs(total) * 1e-15:
-            n += 1
-            term *= x / (a + n)
-            total += term
-        return max(0.0, 1.0 - prefactor * total)
-    tiny = 1e-300
-    b = x + 1 - a
-    c, d = 1 / tiny, 1 / b
-    fraction = d
-    for n in range(1, 10_000):
-        an = -n * (n - a)
-        b += 2
-        d = an * d + b
-        d = tiny if abs(d) < tiny else d
-        c = b + an / c
-        c = tiny if abs(c) < tiny else c
-        d = 1 / d
-        step = d * c
-        fraction *= step
-        if abs(step - 1) < 1e-15:
-            break
-    return prefactor * fraction

@@ -5,7 +5,6 @@ messages from a real match."""
 
 from __future__ import annotations
 
-import math
 import random
 import sys
 from dataclasses import dataclass, field
@@ -98,47 +97,6 @@ def random_policy(knock_chance: float) -> Policy:
             return rng.choice(knocks)
         return rng.choice([action for action in legal if action["type"] != "knock"])
     return decide
-
-
-def chi_square_uniform_p_value(counts: Sequence[int]) -> float:
-    """The p-value of Pearson's chi-square test that `counts` came from equally likely classes
-    (the upper tail of the chi-square distribution, computed here: scipy is not a dependency)."""
-    total, classes = sum(counts), len(counts)
-    expected = total / classes
-    statistic = sum((count - expected) ** 2 for count in counts) / expected
-    return upper_regularized_gamma((classes - 1) / 2, statistic / 2)
-
-
-def upper_regularized_gamma(a: float, x: float) -> float:
-    """Q(a, x) = Γ(a, x) / Γ(a): by its power series below a + 1, else by its continued fraction
-    (Lentz's method), each to double precision (Numerical Recipes § 6.2)."""
-    if x <= 0:
-        return 1.0
-    log_prefactor = a * math.log(x) - x - math.lgamma(a)
-    if x < a + 1:
-        term = total = 1 / a
-        denominator = a
-        while abs(term) > abs(total) * 1e-15:
-            denominator += 1
-            term *= x / denominator
-            total += term
-        return 1 - total * math.exp(log_prefactor)
-    tiny = 1e-300
-    b = x + 1 - a
-    c, d = 1 / tiny, 1 / b
-    fraction = d
-    step = 1
-    while True:
-        an = -step * (step - a)
-        b += 2
-        d = an * d + b
-        d = 1 / (d if abs(d) > tiny else tiny)
-        c = b + an / c
-        c = c if abs(c) > tiny else tiny
-        fraction *= d * c
-        if abs(d * c - 1) < 1e-15:
-            return math.exp(log_prefactor) * fraction
-        step += 1
 
 
 RECORD_PREFIX = "RECORD "

@@ -28,7 +28,8 @@ from cardarena.search import SeatKnowledge, Transcript, replay
 from cardarena.search.casino import SAMPLER, CasinoSampler, LaterDecks, counts_table
 from cardarena.search.knowledge import DealSampler, Proposal
 from tests.conftest import random_bot
-from tests.search_support_casino import (RecordedGame, chi_square_p_value, knowledge_of, random_policy, record_game,
+from tests.chi_square import chi_square_p_value
+from tests.search_support_casino import (RecordedGame, knowledge_of, random_policy, record_game,
                                          sampling_casino_with)
 
 ROOT = Path(__file__).resolve().parent.parent

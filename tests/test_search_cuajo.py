@@ -23,6 +23,7 @@ from cardarena.referee.sandbox import SandboxSettings
 from cardarena.search import SamplingError, SeatKnowledge, Transcript, replay
 from cardarena.games.cuajo import NAME, parse_card
 from cardarena.search.cuajo import SAMPLER, STOCK_START, Plan, _keeps_purro_flags, packet_positions
+from tests.chi_square import chi_square_pooled_p_value
 from tests.search_support_cuajo import play_recorded, positions, replayed_messages
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -333,20 +334,6 @@ def statistic(deck: list[str]) -> tuple[int, int, int, int]:
             sum(deck[p] == "3c" for p in seat1), int(deck[STOCK_START] == "3c"))
 
 
-def chi_square_p_value(observed: Counter, expected: dict, samples: int) -> float:
-    """Pearson's chi-square p-value, cells of expected count below 5 pooled into one."""
-    from scipy.stats import chi2
-    cells, pooled_obs, pooled_exp = [], 0, 0.0
-    for key, chance in expected.items():
-        if chance * samples >= 5:
-            cells.append((observed[key], chance * samples))
-        else:
-            pooled_obs, pooled_exp = pooled_obs + observed[key], pooled_exp + chance * samples
-    cells.append((pooled_obs + sum(v for k, v in observed.items() if k not in expected), pooled_exp))
-    stat = sum((o - e) ** 2 / e for o, e in cells if e > 0)
-    return chi2.sf(stat, len(cells) - 1)
-
-
 SAMPLES = 8_000
 FREE_POSITIONS = 112 - 15 - 1 - 1  # the deck less what seat 2 saw: its own cards, the sowee, its own draw
 
@@ -363,7 +350,7 @@ def test_proposals_are_exactly_uniform_over_the_deals_with_the_required_cards():
     transcript, unseen = nested_requirements_position()
     expected = exact_distribution(unseen, FREE_POSITIONS)
     observed = proposal_statistics(SAMPLER.propose, transcript, seed=1)
-    assert chi_square_p_value(observed, expected, SAMPLES) > 0.001
+    assert chi_square_pooled_p_value(observed, expected) > 0.001
 
 
 def test_the_same_test_fails_a_sampler_that_never_deals_the_dealers_first_draw_an_ace():
@@ -376,7 +363,7 @@ def test_the_same_test_fails_a_sampler_that_never_deals_the_dealers_first_draw_a
             if proposal.deck[STOCK_START + 2] != "Ao":
                 return proposal
 
-    assert chi_square_p_value(proposal_statistics(biased, transcript, seed=1), expected, SAMPLES) < 0.001
+    assert chi_square_pooled_p_value(proposal_statistics(biased, transcript, seed=1), expected) < 0.001
 
 
 # ---------------------------------------------------------------- no leak

@@ -25,8 +25,9 @@ from cardarena.referee.match import Match, log_file_name
 from cardarena.referee.process import BotSpec, Limits
 from cardarena.search import Proposal, SeatKnowledge, Transcript
 from cardarena.search.knock_rummy import SAMPLER, KnockRummySampler, read_deal
+from tests.chi_square import chi_square_uniform_p_value
 from tests.search_support_knock_rummy import (
-    RecordedGame, chi_square_uniform_p_value, fed_knowledge, play_recorded, random_policy, recorded_transcripts,
+    RecordedGame, fed_knowledge, play_recorded, random_policy, recorded_transcripts,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
