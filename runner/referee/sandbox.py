@@ -658,10 +658,12 @@ def _mount_plan(needed: list[Path], empty: list[Path]) -> dict[Path, Path]:
 
 def _runs_this_python(command: Sequence[str]) -> bool:
     """Whether the command names a program of the Python installation that runs Python bots (a C
-    bot's launch need not show that installation to nobody)."""
+    bot's launch need not show that installation to nobody): a file there, or a link there to one
+    elsewhere (a virtual environment's bin/python, whose base Python may live under /usr)."""
     dirs = [Path(path) for path in python_folders()]
-    programs = [Path(word).resolve() for word in command if os.path.isfile(word)]
-    return any(folder in program.parents for program in programs for folder in dirs)
+    files = [Path(word).absolute() for word in command if os.path.isfile(word)]
+    programs = [place for file in files for place in (file.resolve(), file.parent.resolve() / file.name)]
+    return any(_inside(program, dirs) for program in programs)
 
 
 def _closed_between(path: Path, holder: Path | None) -> Path | None:
