@@ -445,6 +445,49 @@ def test_without_bubblewrap_the_spy_cannot_signal_the_referee_or_read_its_files(
     assert report["home_writable"]
 
 
+def test_without_bubblewrap_nobody_reaches_its_script_behind_folders_it_cannot_enter_and_nothing_else(
+        tmp_path, monkeypatch):
+    """As root under --sandbox none, a NAME=CMD bot whose script lies behind folders nobody cannot enter
+    (pytest's, then one of the organiser's inside its working directory): the bot runs, and of those
+    folders sees its own and nothing else; its working directory, the organiser's, is empty, as under
+    bubblewrap."""
+    if sandbox.isolation_problem() is not None or os.geteuid() != 0:
+        pytest.skip(f"only a root organiser with unshare runs bots as nobody without bubblewrap "
+                    f"({sandbox.isolation_problem() or 'not root'})")
+    work = tmp_path / "work"
+    closed = work / "closed"
+    bot = closed / "spy"
+    bot.mkdir(parents=True)
+    shutil.copy(ZOO / "spy.py", bot / "spy.py")
+    for path in (work, bot):
+        path.chmod(0o755)
+    closed.chmod(0o700)
+    for secret in (work / "organisers.txt", closed / "beside-the-bot.txt"):
+        secret.write_text("nobody could not read this")
+        secret.chmod(0o644)
+    monkeypatch.chdir(work)
+    probes = [work / "organisers.txt", "organisers.txt", closed / "beside-the-bot.txt", bot / "spy.py"]
+    spec = BotSpec("spy", ("python", str(bot / "spy.py"), *(f"--probe={probe}" for probe in probes)))
+    report = spy_report(spec, "none", tmp_path)
+    assert [report["readable"][str(probe)] is True for probe in probes] == [False, False, False, True], report
+    assert report["uid"] == NOBODY
+
+
+def test_nobody_is_shown_a_folder_behind_a_closed_one_inside_a_folder_it_is_shown(tmp_path):
+    """A needed folder inside another needed one, a folder nobody cannot enter between: the outer one is
+    shown first, then a tmpfs covers the closed folder inside it to show the inner one (shown with the
+    outer one, it would stay out of nobody's reach)."""
+    outer, inner = tmp_path / "outer", tmp_path / "outer" / "closed" / "inner"
+    inner.mkdir(parents=True)
+    for path in (outer, inner):
+        path.chmod(0o755)
+    (outer / "closed").chmod(0o700)
+    (outer / "open").mkdir(mode=0o755)
+    pytest_closed = next(path for path in reversed(tmp_path.parents) if not sandbox._enterable(path))
+    assert sandbox._mount_plan([inner, outer, outer / "open"], []) == {outer: pytest_closed, inner: outer / "closed"}
+    assert sandbox._mount_plan([outer / "open"], [outer]) == {outer: pytest_closed, outer / "open": pytest_closed}
+
+
 def test_the_warning_and_check_say_what_a_bot_beside_the_referee_can_do(monkeypatch):
     monkeypatch.setattr(sandbox, "isolation_problem", lambda: "unshare cannot create namespaces here (simulated)")
     monkeypatch.setattr(sandbox, "bwrap_problem", lambda: "bubblewrap is not installed")

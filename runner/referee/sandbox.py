@@ -592,9 +592,11 @@ def _unsandboxed_command(command: Sequence[str], cwd: str | None, folder: str | 
 
 def _as_nobody(scratch: str, private: list[str], command: Sequence[str], cwd: str | None, folder: str | None) -> str:
     """Make the scratch folder the bot's (its `private` folders nobody's own), check nobody can read
-    what the bot needs, and return the shell lines that show it what a folder nobody cannot enter
-    (mode 0700, such as /root) hides: the bot's folder, the Python installation, the SDK. Each such
-    folder gets an empty tmpfs with only those inside, in the bot's own mount namespace."""
+    what the bot needs, and return the shell lines that show it what folders nobody cannot enter
+    (mode 0700, such as /root or pytest's temporary folders) hide: the bot's folder, the Python
+    installation, the SDK. Each such folder gets an empty tmpfs with only those inside, in the bot's
+    own mount namespace. A working directory outside the bot's folder that nobody could not reach
+    (the organiser's, for a NAME=CMD bot) becomes an empty folder there, as under bubblewrap."""
     for path, _, _ in os.walk(scratch):
         os.chmod(path, 0o755)
     for path in private:
@@ -602,56 +604,86 @@ def _as_nobody(scratch: str, private: list[str], command: Sequence[str], cwd: st
         os.chmod(path, 0o700)
     own = visible_folders(command, cwd, folder)
     interpreter = list(python_folders()) if _runs_this_python(command) else []  # each hidden one costs ms per start
-    _check_readable_by_nobody([*interpreter, *sdk_entries().values(), *own], f"uid {NOBODY} (nobody)")
     sdk = [str(Path(cardarena.__file__).resolve().parent), str(Path(cardarena.protocol.__file__).resolve().parent)]
-    workdir = str(Path(cwd).resolve()) if cwd is not None else os.getcwd()
-    needed = sorted({*interpreter, *sdk, *own, workdir, scratch})
-    needed = [path for path in needed if not any(Path(other) in Path(path).parents for other in needed)]
-    hidden = {path: _closed_ancestor(path) for path in needed}
-    hidden = {path: closed for path, closed in hidden.items() if closed is not None}
-    if not hidden:
+    _check_readable_by_nobody([*interpreter, *sdk, *sdk_entries().values(), *own], f"uid {NOBODY} (nobody)")
+    workdir = Path(cwd).resolve() if cwd is not None else Path.cwd()
+    empty = [] if _inside(workdir, [Path(path) for path in own]) else [workdir]
+    plan = _mount_plan([Path(path) for path in {*interpreter, *sdk, *own, scratch}], empty)
+    if not plan:
         return ""
     mount = _tool("mount")
     if mount is None:
-        raise SandboxError(f"the bot runs as uid {NOBODY} (nobody), which cannot enter {sorted(set(hidden.values()))[0]}, "
+        raise SandboxError(f"the bot runs as uid {NOBODY} (nobody), which cannot enter {min(plan.values())}, "
                            "and mount (util-linux), which would show it what it needs there, is not installed")
     stage = os.path.join(scratch, "mnt")
     os.mkdir(stage, 0o700)
+    staged = {path: os.path.join(stage, str(number)) for number, path in enumerate(plan) if path not in empty}
     lines = ["set -e", "umask 022"]
-    for number, path in enumerate(hidden):
-        os.mkdir(os.path.join(stage, str(number)))
-        lines.append(shlex.join([mount, "--bind", path, os.path.join(stage, str(number))]))
-    for closed in sorted(set(hidden.values())):
-        lines.append(shlex.join([mount, "-t", "tmpfs", "-o", "mode=0755,size=64k", "cardarena", closed]))
-    for number, path in enumerate(hidden):
-        lines.append(shlex.join(["mkdir", "-p", path]))
-        lines.append(shlex.join([mount, "--move", os.path.join(stage, str(number)), path]))
-    lines.append(shlex.join(["cd", workdir]))
+    for path, place in staged.items():  # while the folders nobody cannot enter still show them
+        os.mkdir(place)
+        lines.append(shlex.join([mount, "--bind", str(path), place]))
+    covered: set[Path] = set()
+    for path, closed in plan.items():  # outer folders first: inner ones go inside them
+        if closed not in covered:
+            covered.add(closed)
+            lines.append(shlex.join([mount, "-t", "tmpfs", "-o", "mode=0755,size=64k", "cardarena", str(closed)]))
+        lines.append(shlex.join(["mkdir", "-p", str(path)]))
+        if path in staged:
+            lines.append(shlex.join([mount, "--move", staged[path], str(path)]))
+    lines.append(shlex.join(["cd", str(workdir)]))  # its path now leads to what nobody is shown
     return "; ".join(lines) + "; "
+
+
+def _mount_plan(needed: list[Path], empty: list[Path]) -> dict[Path, Path]:
+    """Which of the folders nobody must reach (`needed`, each one it may enter, shown as they are; `empty`,
+    shown empty) need a mount, outer ones first, each with the folder nobody cannot enter that an empty
+    tmpfs covers to show it: the outermost such above it (or, for an empty one, itself), below the nearest
+    needed folder that holds it (shown before it). A folder inside a needed one, with nothing closed
+    between, is shown with it."""
+    shown: list[Path] = []
+    plan: dict[Path, Path] = {}
+    wanted = [(path, True) for path in set(needed)] + [(path, False) for path in empty if path not in needed]
+    for path, real in sorted(wanted, key=lambda entry: len(entry[0].parts)):
+        holder = max((other for other in shown if other in path.parents), key=lambda other: len(other.parts),
+                     default=None)
+        closed = _closed_between(path, holder) or (None if real or _enterable(path) else path)
+        if closed is None and (holder is not None or not real):
+            continue
+        if real:
+            shown.append(path)
+        if closed is not None:
+            plan[path] = closed
+    return plan
 
 
 def _runs_this_python(command: Sequence[str]) -> bool:
     """Whether the command names a program of the Python installation that runs Python bots (a C
-    bot's launch need not show that installation to nobody)."""
+    bot's launch need not show that installation to nobody): a file there, or a link there to one
+    elsewhere (a virtual environment's bin/python, whose base Python may live under /usr)."""
     dirs = [Path(path) for path in python_folders()]
-    programs = [Path(word).resolve() for word in command if os.path.isfile(word)]
-    return any(folder in program.parents for program in programs for folder in dirs)
+    files = [Path(word).absolute() for word in command if os.path.isfile(word)]
+    programs = [place for file in files for place in (file.resolve(), file.parent.resolve() / file.name)]
+    return any(_inside(program, dirs) for program in programs)
 
 
-def _closed_ancestor(path: str) -> str | None:
-    """The outermost folder above `path` that nobody may not enter (no search permission for it),
-    or None when nobody can reach `path`."""
-    for ancestor in reversed(Path(path).parents):
-        info = os.stat(ancestor)
-        if info.st_uid == NOBODY:
-            bit = stat.S_IXUSR
-        elif info.st_gid == NOBODY:
-            bit = stat.S_IXGRP
-        else:
-            bit = stat.S_IXOTH
-        if not info.st_mode & bit:
-            return str(ancestor)
-    return None
+def _closed_between(path: Path, holder: Path | None) -> Path | None:
+    """The outermost folder above `path` (and below `holder`, when given) that nobody cannot enter,
+    or None when nobody can reach `path` from there."""
+    ancestors = reversed(path.parents)
+    return next((ancestor for ancestor in ancestors
+                 if (holder is None or holder in ancestor.parents) and not _enterable(ancestor)), None)
+
+
+def _enterable(folder: Path) -> bool:
+    """Whether uid nobody has search permission for `folder` (may enter it)."""
+    info = os.stat(folder)
+    if info.st_uid == NOBODY:
+        bit = stat.S_IXUSR
+    elif info.st_gid == NOBODY:
+        bit = stat.S_IXGRP
+    else:
+        bit = stat.S_IXOTH
+    return bool(info.st_mode & bit)
 
 
 def _check_executable(command: Sequence[str], cwd: str | None, path: str, shown: list[Path] | None) -> None:
