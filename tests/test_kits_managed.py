@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import resource
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -40,6 +41,35 @@ def test_every_kit_plays_the_same_seeded_game_the_same_way():
     assert replies(talk(first, *script, seed=2).stdout)[1:] != answers[first]
     other_game = [HELLO, game_start("quitlok/a+b/d2/r0")] + [decision(n, legal) for n in range(1, 9)] + [SHUTDOWN]
     assert replies(talk(first, *other_game).stdout)[1:] != answers[first]
+
+
+TYPED_BOT = """import cardarena = require(%s);
+const bot: cardarena.Bot = {
+  decide(decision, rng) {
+    const card = cardarena.parseCard(decision.legal[0].card);
+    if (card !== null && card.deck === "french") return cardarena.withInt(decision.legal[0], "amount", card.rank);
+    return %s;
+  },
+};
+cardarena.run(bot, { name: "typed", seed: 1n });
+"""
+
+
+def test_the_js_kits_types_check_a_typescript_bot_and_the_kits_bot_without_a_compile_step(tmp_path):
+    """cardarena.d.ts gives TypeScript authors (and `tsc --checkJs` on bot.js) the library's types,
+    and they catch a decide that returns no action."""
+    if shutil.which("tsc") is None:
+        pytest.skip("no tsc to check the JS kit's types: apt-get install node-typescript (CI does: see .ci/run)")
+    folder = built("js")
+    library = json.dumps(str(folder / "cardarena"))
+    tsc = ["tsc", "--noEmit", "--strict", "--allowJs", "--checkJs", "--module", "commonjs", "--target", "es2020"]
+    (tmp_path / "good.ts").write_text(TYPED_BOT % (library, "cardarena.randomAction(decision.legal, rng)"))
+    (tmp_path / "bad.ts").write_text(TYPED_BOT % (library, "decision.legal.length"))
+    good = subprocess.run([*tsc, str(tmp_path / "good.ts"), str(folder / "bot.js")], capture_output=True, text=True,
+                          timeout=120)
+    assert good.returncode == 0, good.stdout
+    bad = subprocess.run([*tsc, str(tmp_path / "bad.ts")], capture_output=True, text=True, timeout=120)
+    assert bad.returncode != 0 and "not assignable to type 'Action'" in bad.stdout
 
 
 def test_the_ruby_kit_sends_binary_strings_as_str():

@@ -70,8 +70,17 @@ export class GameLog {
   add(events: Value): void;
 }
 
+/** What `run` reads from and writes to (process.stdin and process.stdout by default). */
+export interface Input {
+  on(event: "data", listener: (chunk: Uint8Array) => void): unknown;
+  on(event: "end", listener: () => void): unknown;
+}
+export interface Output {
+  write(data: Uint8Array): unknown;
+}
+
 export class FrameReader {
-  push(chunk: Buffer): Buffer[];
+  push(chunk: Uint8Array): Uint8Array[];
   finish(): void;
 }
 
@@ -86,9 +95,9 @@ export function withInt(entry: Action, key: string, value: number): Action;
 export function fillRanges(entry: Action, rng: Rng): Action;
 export function randomAction(legal: Action[], rng: Rng): Action;
 export function parseCard(text: Value): Card | null;
-export function frame(message: { type: string; [key: string]: Value }): Buffer;
+export function frame(message: { type: string; [key: string]: Value }): Uint8Array;
 export function parseSeedArgs(argv?: string[]): bigint;
 export function run(
   bot: Bot,
-  options: { name: string; version?: string; seed?: bigint; input?: NodeJS.ReadableStream; output?: NodeJS.WritableStream },
+  options: { name: string; version?: string; seed?: bigint; input?: Input; output?: Output },
 ): void;
