@@ -226,8 +226,8 @@ def test_the_sample_league_file_is_valid_and_plays_every_game():
 
 
 def test_the_sample_league_plays_the_four_sample_bots_and_leaves_the_starter_kits_out():
-    """The main job's league stays random, heuristic, js and c: the C++, Go and Rust kits' folders
-    sit beside them but are excluded (league.toml `exclude`)."""
+    """The main job's league stays random, heuristic, js and c: the C++, Go, Rust, Java and Ruby
+    kits' folders sit beside them but are excluded (league.toml `exclude`)."""
     league = build_league(read_league_file(SAMPLE_LEAGUE), SAMPLE_LEAGUE.parent, str(SAMPLE_LEAGUE))
     assert sorted(entrant.name for entrant in league.entrants) == ["c-random", "heuristic", "js-random", "random"]
 

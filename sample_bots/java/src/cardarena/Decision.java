@@ -1,0 +1,12 @@
+package cardarena;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What a decision offers, with the parts a bot reads most: `message` is the whole decision, `view`
+ * everything the seat may see now, `legal` the legal actions, `log` this game's events so far.
+ */
+public record Decision(Map<String, Object> message, Map<String, Object> view, List<Map<String, Object>> legal,
+                       long number, long seat, long timeMs, GameLog log) {
+}
