@@ -36,6 +36,15 @@ def python_bot_folder(parent: Path, name: str, source: str) -> Path:
     return bot
 
 
+def writable_folder(parent: Path) -> Path:
+    """A folder under `parent` that a bot may write in: without bubblewrap a root organiser's bots
+    run as nobody, who cannot write in pytest's own (mode 0700) folders."""
+    folder = parent / "writable"
+    folder.mkdir()
+    folder.chmod(0o777)
+    return folder
+
+
 def skip_without_bwrap(mode: str) -> None:
     """Skip a test of the bubblewrap sandbox where bubblewrap cannot run."""
     from cardarena.referee.sandbox import bwrap_problem

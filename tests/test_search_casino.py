@@ -27,7 +27,7 @@ from cardarena.referee.sandbox import SandboxSettings
 from cardarena.search import SeatKnowledge, Transcript, replay
 from cardarena.search.casino import SAMPLER, CasinoSampler, LaterDecks, counts_table
 from cardarena.search.knowledge import DealSampler, Proposal
-from tests.conftest import random_bot
+from tests.conftest import random_bot, writable_folder
 from tests.chi_square import chi_square_p_value
 from tests.search_support_casino import (RecordedGame, knowledge_of, random_policy, record_game,
                                          sampling_casino_with)
@@ -265,10 +265,11 @@ run(Recorder(sys.argv[1]))
 def test_knowledge_fed_only_a_real_matchs_messages_samples_the_seats_views(tmp_path):
     """A recording bot plays a real Match (subprocesses, msgpack); its messages alone feed
     SeatKnowledge, whose samples show the seat each view it was sent."""
-    script, log = tmp_path / "recorder.py", tmp_path / "seat0.jsonl"
+    folder = writable_folder(tmp_path)
+    script, log = folder / "recorder.py", folder / "seat0.jsonl"
     script.write_text(RECORDING_BOT)
     recorder = BotSpec(name="recorder", command=(sys.executable, str(script), str(log)),
-                       cwd=str(tmp_path), folder=str(tmp_path))
+                       cwd=str(folder), folder=str(folder))
     limits = Limits(handshake_timeout=10.0, decision_timeout=2.0, sandbox=SandboxSettings(mode="none"))  # it writes a file
     with Match([recorder, random_bot("other", 5)], limits) as match:
         record = match.play(GAME, seed=11, options={"max_rounds": 2, "target": 50})

@@ -23,6 +23,7 @@ from cardarena.referee.sandbox import SandboxSettings
 from cardarena.search import SamplingError, SeatKnowledge, Transcript, replay
 from cardarena.games.cuajo import NAME, parse_card
 from cardarena.search.cuajo import SAMPLER, STOCK_START, Plan, _keeps_purro_flags, packet_positions
+from tests.conftest import writable_folder
 from tests.chi_square import chi_square_pooled_p_value
 from tests.search_support_cuajo import play_recorded, positions, replayed_messages
 
@@ -230,12 +231,13 @@ def recording_bot(tmp_path: Path) -> BotSpec:
 
 
 def test_knowledge_fed_only_a_real_match_transcript_samples_consistent_states(tmp_path):
-    bots = [recording_bot(tmp_path)] + [BotSpec(name=f"random{i}", command=(
+    folder = writable_folder(tmp_path)
+    bots = [recording_bot(folder)] + [BotSpec(name=f"random{i}", command=(
         sys.executable, str(ROOT / "sample_bots" / "random" / "bot.py"), "--seed", str(i))) for i in range(3)]
     limits = Limits(handshake_timeout=10.0, decision_timeout=2.0, sandbox=SandboxSettings(mode="none"))  # it writes a file
     with Match(bots, limits) as match:
         match.play(GAME, seed=11, options={"max_turns": 16})
-    messages = json.loads((tmp_path / "messages.json").read_text())
+    messages = json.loads((folder / "messages.json").read_text())
     knowledge = SeatKnowledge(messages[0])
     rng = random.Random(1)
     for message in messages[1:]:

@@ -20,6 +20,7 @@ from cardarena.referee.process import BotSpec, Limits
 from cardarena.referee.sandbox import NONE, SandboxSettings
 from cardarena.search import Proposal, SeatKnowledge, replay
 from cardarena.search.quitlok import SAMPLER, DrawTracer, QuitlokSampler, seed_for_first_banker
+from tests.conftest import writable_folder
 from tests.search_support_quitlok import (
     POLICIES, at_decision, chi_square_p_value, play_game, reproduces,
 )
@@ -236,14 +237,15 @@ run(Recorder(int(sys.argv[2])))
 
 
 def test_knowledge_fed_only_a_real_matchs_messages_samples_the_seats_view(tmp_path):
-    script = tmp_path / "recording_bot.py"
+    folder = writable_folder(tmp_path)
+    script = folder / "recording_bot.py"
     script.write_text(RECORDING_BOT)
     bots = [BotSpec(name=f"rec{index}", command=(sys.executable, "recording_bot.py", f"bot{index}", str(index)),
-                    cwd=str(tmp_path), folder=str(tmp_path)) for index in range(5)]
+                    cwd=str(folder), folder=str(folder)) for index in range(5)]
     with Match(bots, Limits(handshake_timeout=10.0, sandbox=SandboxSettings(mode=NONE))) as match:  # bots write their logs
         record = match.play(GAME, seed=5)
     assert not record.faults
-    lines = [json.loads(line) for line in (tmp_path / "bot2.2").read_text().splitlines()]  # bot 2 sat at seat 2
+    lines = [json.loads(line) for line in (folder / "bot2.2").read_text().splitlines()]  # bot 2 sat at seat 2
     assert lines[0][0] == "start" and lines[-1][0] == "end"
     knowledge = SeatKnowledge(lines[0][1])
     decisions = [line for line in lines if line[0] == "decision"][:6]

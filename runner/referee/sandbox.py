@@ -190,10 +190,15 @@ def describe(settings: SandboxSettings) -> str:
     return f"{where}; {turn_isolation()}; caps: {settings.caps()}"
 
 
+def freezes_bots() -> bool:
+    """Whether bots here get a freezer cgroup, so the other bots of a table are frozen while one decides."""
+    return "freezer" in _cgroup_parents()
+
+
 def turn_isolation() -> str:
     """Whether the other bots of a table are frozen while one decides, in one phrase (the warning and
     check's report say it)."""
-    if "freezer" in _cgroup_parents():
+    if freezes_bots():
         return "the other bots of a table are frozen while one decides"
     return ("no freezer cgroup can be made here (a writable cgroup v1 freezer hierarchy; as root): what a bot "
             "runs outside its turn takes CPU from the bot deciding on its core, which may then time out")
@@ -250,11 +255,13 @@ def sweep_folders(prefix: str) -> None:
 
 def _start_time(pid: int | str) -> str | None:
     """When process `pid` started (clock ticks since boot): with the pid, it names one process for
-    the machine's uptime, unlike a pid, which is reused. None when there is no such process."""
+    the machine's uptime, unlike a pid, which is reused. None when there is no such process, or it
+    has died and waits to be reaped (a zombie referee's bots are as good as orphaned)."""
     try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
         return None
+    return None if len(fields) < 20 or fields[0] in ("Z", "X") else fields[19]
 
 
 @functools.cache
@@ -285,13 +292,15 @@ def _cgroup_owner(path: Path) -> str:
     return "unknown" if parts[0].isdigit() and not Path(f"/proc/{parts[0]}").exists() else "live"
 
 
-def _sweep_stale_cgroups(parent: Path) -> None:
-    """Clear the cgroups of referees that were killed before they could clean up. A referee of this
-    PID namespace that is gone leaves nothing running: what is still in its bots' cgroups (escapees
-    in sessions of their own, under --sandbox none) is killed. An older name's cgroup is removed
-    only when empty."""
+def _sweep_stale_cgroups(parent: Path) -> int:
+    """Clear the cgroups of referees that were killed before they could clean up, and count those
+    of referees gone. A referee of this PID namespace that is gone leaves nothing running: what is
+    still in its bots' cgroups (escapees in sessions of their own, under --sandbox none, or bots
+    frozen between turns) is killed. An older name's cgroup is removed only when empty."""
+    gone = 0
     for stale in parent.glob("cardarena-*"):
         owner = _cgroup_owner(stale)
+        gone += owner == "gone"
         try:
             if owner == "gone":
                 Cgroups._remove(stale)
@@ -299,14 +308,23 @@ def _sweep_stale_cgroups(parent: Path) -> None:
                 stale.rmdir()
         except (OSError, SandboxError):
             pass  # unkillable (stuck in the kernel) or not ours to remove: the next referee looks again
+    return gone
+
+
+def release_dead_referees() -> int:
+    """Thaw and kill what referees that died left in their bots' cgroups: a bot frozen while another
+    decided cannot die of its referee's death until it is thawed. Called by each new referee, and by
+    whoever outlives one (a worker's supervisor, a portion host's owner) as soon as it has died.
+    Returns how many such cgroups it found."""
+    parents = _cgroup_parents()
+    return sum(_sweep_stale_cgroups(parents[controller])  # the freezer's first: thawed, the rest can die
+               for controller in sorted(parents, key=lambda controller: controller != "freezer"))
 
 
 @functools.cache
 def _swept() -> bool:
     """Once per referee process: clear what killed referees left behind (cgroups, private folders)."""
-    parents = _cgroup_parents()
-    for controller in sorted(parents, key=lambda controller: controller != "freezer"):  # thawed, the rest can die
-        _sweep_stale_cgroups(parents[controller])
+    release_dead_referees()
     sweep_folders(SCRATCH_PREFIX)
     sweep_folders(SDK_FARM_PREFIX)
     return True

@@ -2,17 +2,17 @@
 
 What a seat knows, by the rules (runner/games/casino.md):
 - A round's deck is dealt in blocks of four, to each player from the dealer's left, then (first
-  deal of the round only) to the table (§ Deal, § Engine choices). Every hand card is played face
-  up before the next deal (§ Events on the wire), so a finished deal, and a finished round, is
+  deal of the round only) to the table (casino.md § Deal, § Engine choices). Every hand card is played face
+  up before the next deal (casino.md § Events on the wire), so a finished deal, and a finished round, is
   known whole: which cards each block held, only not their order inside the block. What is hidden
   is the current deal's unplayed cards of the other hands, and the stock.
-- The build obligation (§ Build, § Trail): after each of their moves, a player holds a card of
+- The build obligation (casino.md § Build, § Trail): after each of their moves, a player holds a card of
   the value of every build they own. For another player's move in the current deal, that card is
   one they played later in this deal, or one still in their hidden hand: the proposal puts one
   there (`counts_table`). Every other rule is left to `replay`'s check, which rejects nothing
   in practice (see the section "Sampling hidden cards" of casino.md).
 - The engine draws the first dealer from its seed and shuffles each later round from its
-  generator (§ Engine choices): a proposal names a seed that draws the right dealer and a
+  generator (casino.md § Engine choices): a proposal names a seed that draws the right dealer and a
   generator whose shuffles lay out the later rounds' decks (`Proposal.seed`, `Proposal.rng`).
 - Every proposal deals the finished rounds alike (up to the order inside blocks, which no state
   shows), so the replay resumes from the start of the last round seen (`Proposal.resume`).

@@ -137,7 +137,7 @@ def read(transcript: Transcript) -> Reading:
             if flow is not None:
                 flow.append(("out", parse_card(event["card"]), 1, None, "discard"))
             following = events[index + 1] if index + 1 < len(events) else {}
-            if penalty[mover]:  # a penalty turn runs down: no purro judgement (§ Engine choices, penalty turns)
+            if penalty[mover]:  # a penalty turn runs down: no purro judgement (cuajo.md § Engine choices, penalty turns)
                 penalty[mover] -= 1
             else:
                 if following.get("type") == "purro" and following["seat"] == mover:

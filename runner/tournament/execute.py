@@ -35,6 +35,7 @@ from cardarena.games import get_game
 from cardarena.referee.faults import Fault
 from cardarena.referee.match import GameRecord, Match, Observer
 from cardarena.referee.process import BotSpec, Limits
+from cardarena.referee.sandbox import release_dead_referees
 from cardarena.tournament.schedule import PlannedMatch
 
 _POLL_SECONDS = 0.1  # how often the supervisor looks at its workers' state and progress
@@ -468,6 +469,7 @@ class _Supervisor:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass  # it is gone already (it is still reaped below)
+        release_dead_referees()  # a dead worker's bots frozen between turns die only once thawed
         deadline = time.monotonic() + 2.0
         while orphans and time.monotonic() < deadline:
             orphans = [pid for pid in orphans if not self._reaped(pid)]

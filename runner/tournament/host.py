@@ -17,6 +17,7 @@ import os
 import pickle
 import subprocess
 import sys
+import time
 import traceback
 from dataclasses import replace
 from pathlib import Path
@@ -25,6 +26,7 @@ from typing import Iterator, Mapping
 from cardarena.games import all_games
 from cardarena.referee.match import GameRecord
 from cardarena.referee.process import BotSpec, Limits
+from cardarena.referee.sandbox import freezes_bots, release_dead_referees
 from cardarena.tournament.execute import (ExecutionError, FinishedGame, LocalExecutor, become_worker, describe_exit,
                                        read_message, send_message)
 from cardarena.tournament.schedule import PlannedMatch
@@ -32,6 +34,9 @@ from cardarena.tournament.schedule import PlannedMatch
 #: The host's command line: the parent's pid, then the parent's import path, which the host takes as
 #: its own (as multiprocessing's spawn does), so it imports the same cardarena however that was found.
 _BOOT = "import sys; sys.path[:] = sys.argv[2:]; from cardarena.tournament.host import serve; serve(int(sys.argv[1]))"
+#: how long a host's owner waits for the referee of a host that died to follow it (its death signal
+#: takes milliseconds), before leaving its frozen bots to the next referee's sweep
+RELEASE_SECONDS = 2.0
 STOP_SECONDS = 30.0  # how long a stopped host may take to shut its portion's bots down before it is killed
 
 
@@ -95,6 +100,7 @@ class PortionHost:
                 self.process.wait()
         self.process.stdin.close()
         self.process.stdout.close()
+        release_dead_referees()
 
     def _ended(self) -> str:
         """Why the host can play no more: how it ended."""
@@ -103,7 +109,17 @@ class PortionHost:
         except subprocess.TimeoutExpired:
             self.process.kill()
             code = self.process.wait()
+        _release_its_referees_bots()
         return f"the portion host (pid {self.process.pid}) ended in mid-portion: {describe_exit(code)}"
+
+
+def _release_its_referees_bots() -> None:
+    """After a host died in mid-portion: its referee dies of the host's death a moment later, and
+    the bots it had frozen between turns can die only once thawed; wait (at most RELEASE_SECONDS)
+    until that referee is gone and its bots' cgroups are released."""
+    deadline = time.monotonic() + RELEASE_SECONDS
+    while freezes_bots() and not release_dead_referees() and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def thread_cores() -> frozenset[int] | None:

@@ -9,18 +9,24 @@ import time
 import zoo
 
 
+framing = threading.Lock()  # one framing thread at a time: a thread per answer would hit the process cap
+
+
 def stop_parent_later(parent):
-    time.sleep(0.1)
     try:
+        time.sleep(0.1)
         os.kill(parent, signal.SIGSTOP)
         zoo.say(f"sent SIGSTOP to my parent {parent}")
     except OSError as error:
         zoo.say(f"cannot send SIGSTOP to my parent {parent}: {error}")
+    finally:
+        framing.release()
 
 
 def answer_then_frame(out, message):
     zoo.answer_patiently(out, message)
-    threading.Thread(target=stop_parent_later, args=(os.getppid(),), daemon=True).start()
+    if framing.acquire(blocking=False):
+        threading.Thread(target=stop_parent_later, args=(os.getppid(),), daemon=True).start()
 
 
 zoo.play(answer_then_frame)
