@@ -3,7 +3,6 @@ deals against them (tests/test_search_quitlok.py and tests/bench/bench_sampling_
 
 from __future__ import annotations
 
-import math
 import random
 import sys
 from pathlib import Path
@@ -124,61 +123,3 @@ def reproduces(transcript: Transcript, proposal: Proposal, orders: list[list[int
         assert told == message["events"] and state.view(seat) == message["view"]
         assert state.legal_actions() == message["legal"]
     return state
-
-
-def chi_square_tail(statistic: float, degrees: int) -> float:
-    """P(X >= statistic) for X chi-square with `degrees` degrees of freedom: the regularized upper
-    incomplete gamma Q(degrees/2, statistic/2) (series below a + 1, continued fraction above)."""
-    a, x = degrees / 2, statistic / 2
-    if x <= 0:
-        return 1.0
-    log_front = a * math.log(x) - x - math.lgamma(a)
-    if x < a + 1:
-        term = total = 1 / a
-        n = a
-        while abs(term) > abs(total) * 1e-15:
-            n += 1
-            term *= x / n
-            total += term
-        return 1 - total * math.exp(log_front)
-    tiny = 1e-300
-    b = x + 1 - a
-    c, d = 1 / tiny, 1 / b
-    h = d
-    for i in range(1, 10_000):
-        an = -i * (i - a)
-        b += 2
-        d = an * d + b
-        d = tiny if abs(d) < tiny else d
-        c = b + an / c
-        c = tiny if abs(c) < tiny else c
-        d = 1 / d
-        delta = d * c
-        h *= delta
-        if abs(delta - 1) < 1e-15:
-            break
-    return math.exp(log_front) * h
-
-
-def chi_square_p_value(counts: dict[Any, int], probabilities: dict[Any, float]) -> float:
-    """The p-value of observed `counts` against exact `probabilities` (cells expecting fewer than
-    5 are pooled into one, so the chi-square approximation holds); a count outside the support
-    gives 0."""
-    total = sum(counts.values())
-    if any(cell not in probabilities for cell in counts):
-        return 0.0
-    cells = sorted(probabilities, key=lambda cell: probabilities[cell])
-    pooled_expected = pooled_observed = 0.0
-    statistic, kept = 0.0, 0
-    for cell in cells:
-        expected = probabilities[cell] * total
-        if expected < 5:
-            pooled_expected += expected
-            pooled_observed += counts.get(cell, 0)
-            continue
-        statistic += (counts.get(cell, 0) - expected) ** 2 / expected
-        kept += 1
-    if pooled_expected > 0:
-        statistic += (pooled_observed - pooled_expected) ** 2 / pooled_expected
-        kept += 1
-    return chi_square_tail(statistic, kept - 1)

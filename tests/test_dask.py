@@ -554,6 +554,6 @@ def test_shipped_bots_run_sandboxed_and_pinned_on_the_workers(cluster, tmp_path)
         assert all(readable is not True for readable in report["readable"].values()), report["readable"]
         others = [line for line in report["processes"] if "spy.py" not in line]
         assert all(line.startswith(shutil.which("bwrap")) for line in others), "only the sandbox's init is in sight"
-        assert len(report["cores"]) == 1, "the bot was not pinned to one core"
+        assert len(report["cores"]) == 1, f"the bot was not pinned to one core: report {reports.index(report)} of {len(reports)}"
         if os.geteuid() == 0:
             assert report["uid"] in BOT_UIDS and report["status"]["CapEff"] == ["0" * 16]

@@ -1,5 +1,6 @@
-"""Quitlok's deal sampler: which actions were played, and deals drawn uniformly over a superset
-of the consistent ones (runner/games/quitlok.md § Sampling hidden cards).
+"""Quitlok's deal sampler: which actions were played, and deals drawn uniformly among the
+consistent ones by counting them exactly (`HiddenCards`; runner/games/quitlok.md § Sampling
+hidden cards), replay's check then accepting every proposal in practice.
 
 A Quitlok deal is more than the first deck: the engine reshuffles with its own rng whenever the
 deck runs down (quitlok.md § The deck), so later cards depend on those shuffles. A deal here is
@@ -13,13 +14,15 @@ deals is the seat's true posterior over the hidden cards.
 from __future__ import annotations
 
 import random
+from bisect import bisect_right
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
+from itertools import product
 from typing import Any
 
 from cardarena.games.base import Action
-from cardarena.games.quitlok import CARD_BY_NAME, FULL_DECK, GAME, names
+from cardarena.games.quitlok import CARD_BY_NAME, FRAMED, FULL_DECK, TWENTY_ONE, names
 from cardarena.search.knowledge import DealSampler, Proposal, SamplingError, Transcript
 
 DrawId = tuple[int, int]  # (deck number: 0 for the first deck, k after the k-th reshuffle; draw index in it)
@@ -48,21 +51,66 @@ def seed_for_first_banker(players: int, banker: int) -> int:
     return seed
 
 
+#: what a hand's first n cards did, as a check (kind, n, card) that `holds` evaluates
+NOT_SHOWN = "not_shown"  # a player's hand went on unshown: below 21 (quitlok.md § A hand, 3)
+BANKER_NOT_BUST = "banker_not_bust"  # the banker drew and was not shown at once: 21 or less (§ Engine choices)
+ELEVEN = "eleven"  # the player called eleven: exactly 11 (§ Engine choices, Eleven)
+BURNS = "burns"  # the eleven call burned `card`: it would have busted the hand
+Check = tuple[str, int, int]
+#: what hand_value needs of a hand's cards: whether the first (after one card) or the first two
+#: (after more) are framed, their sum, and how many are 12s
+HandSummary = tuple[bool, int, int]
+EMPTY_HAND: HandSummary = (False, 0, 0)
+
+
+def with_card(summary: HandSummary, held: int, card: int) -> HandSummary:
+    """The summary of a hand of `held` cards once `card` joins it."""
+    framed, total, twelves = summary
+    framed = card in FRAMED if held == 0 else framed and card in FRAMED if held == 1 else framed
+    return framed, total + card, twelves + (card == 12)
+
+
+def summary_value(summary: HandSummary, held: int, framed_pair_counts: bool) -> int:
+    """hand_value of the `held` cards that `summary` sums up (the same rule, on the summary)."""
+    framed, total, twelves = summary
+    if framed_pair_counts and held >= 2 and framed:
+        return TWENTY_ONE
+    while total > TWENTY_ONE and twelves:
+        total -= 3
+        twelves -= 1
+    return total
+
+
+def holds(check: Check, summary: HandSummary) -> bool:
+    """Whether a hand of `check`'s count of cards, summed up by `summary`, passes `check`."""
+    kind, count, card = check
+    if kind == NOT_SHOWN:
+        return summary_value(summary, count, True) < TWENTY_ONE
+    if kind == BANKER_NOT_BUST:
+        return summary_value(summary, count, False) <= TWENTY_ONE
+    if kind == ELEVEN:
+        return summary_value(summary, count, True) == 11
+    return summary_value(with_card(summary, count, card), count + 1, True) > TWENTY_ONE
+
+
+def read_cards(summary: HandSummary, held: int, cards: list[int],
+               checks: dict[int, list[Check]]) -> HandSummary | None:
+    """A hand of `held` cards summed up by `summary`, once `cards` join it, each check (by the
+    count of cards it looks at) tested as soon as those cards are in; None when one fails."""
+    for card in cards:
+        summary = with_card(summary, held, card)
+        held += 1
+        if not all(holds(check, summary) for check in checks.get(held, ())):
+            return None
+    return summary
+
+
 @dataclass
-class DeckPlan:
-    """What the seat knows of one deck (the first, or one reshuffle's): its size, the card seen at
-    each seen draw index, and for each seen value at most how many copies the deck can hold."""
+class HandRecord:
+    """A hand the seat never saw whole: its draws in order, and the checks its cards passed."""
 
-    size: int
-    seen: dict[int, int] = field(default_factory=dict)  # draw index -> card
-    most_copies: dict[int, int] = field(default_factory=dict)  # card -> upper bound over consistent deals
-
-    def seen_by_value(self) -> dict[int, list[int]]:
-        """The seen draw indexes of each seen card, in draw order."""
-        grouped: dict[int, list[int]] = {}
-        for index, card in sorted(self.seen.items()):
-            grouped.setdefault(card, []).append(index)
-        return grouped
+    draws: list[DrawId]
+    checks: list[Check]
 
 
 class DrawTracer:
@@ -73,17 +121,19 @@ class DrawTracer:
     def __init__(self, transcript: Transcript):
         self.seat = transcript.seat
         self.hands: list[list[DrawId]] = [[] for _ in range(transcript.players)]
+        self.checks: list[list[Check]] = [[] for _ in range(transcript.players)]  # per hand held, see `holds`
+        self.unshown: list[HandRecord] = []  # every hand discarded without being shown, and every hand held now
         self.aside: list[DrawId] = []  # drawn, in neither a hand nor the discards yet (an eleven call's burned cards)
         self.betting = [False] * transcript.players  # bets outstanding
         self.deck_size = len(FULL_DECK)
         self.discards = 0
         self.deck_number = 0
         self.drawn = 0  # cards drawn from the current deck
+        self.drawn_from: list[int] = []  # per earlier deck, how many cards were drawn from it
         self.sizes = [len(FULL_DECK)]  # each deck's size
         self.held_at_reshuffle: list[list[DrawId]] = [[]]  # per deck: the cards outside it when it was shuffled
         self.cards: dict[DrawId, int] = {}  # every draw whose card the seat was shown
         self.reshuffles_told: list[int] = []
-        self.elevens: list[list[DrawId]] = []  # the caller's hand at each eleven call, whose total was 11
 
     def follow(self, transcript: Transcript) -> None:
         """Trace every message, checking the trace against each view as it goes."""
@@ -96,35 +146,11 @@ class DrawTracer:
                 self.event(event)
         if self.reshuffles_told != self.sizes[1:]:
             raise SamplingError(f"the transcript's reshuffles {self.reshuffles_told} are not the deck's {self.sizes[1:]}")
-        self.deduce_elevens()
+        self.unshown += [HandRecord(hand, checks) for hand, checks in zip(self.hands, self.checks) if hand]
 
-    def deduce_elevens(self) -> None:
-        """A hand called eleven totals exactly 11 (quitlok.md § A hand, 3), and a total of 11 is its
-        plain sum (a 12 counts as 9 only above 21; a framed pair is 21): so a hand with one card
-        the seat was not shown had 11 less the others there, a card as certain as a seen one."""
-        for hand in self.elevens:
-            hidden = [draw for draw in hand if draw not in self.cards]
-            if len(hidden) == 1:
-                card = 11 - sum(self.cards[draw] for draw in hand if draw in self.cards)
-                if not 1 <= card <= 12:
-                    raise SamplingError("the transcript shows an eleven call no hand could make")
-                self.cards[hidden[0]] = card
-
-    def plans(self) -> list[DeckPlan]:
-        """One plan per deck: the seen draws, and for each seen value the most copies the deck can
-        hold: two less the copies known to be outside it (in hands, or drawn) when it was shuffled, and no more than
-        leaves room for the deck's other seen cards."""
-        plans = [DeckPlan(size) for size in self.sizes]
-        for (number, index), card in self.cards.items():
-            plans[number].seen[index] = card
-        for number, (plan, held) in enumerate(zip(plans, self.held_at_reshuffle)):
-            held_known = Counter(self.cards[draw] for draw in held if draw in self.cards)
-            seen = Counter(plan.seen.values())
-            for card, copies in seen.items():
-                plan.most_copies[card] = min(2 - held_known[card], plan.size - (len(plan.seen) - copies))
-                if plan.most_copies[card] < copies:
-                    raise SamplingError(f"the transcript shows more {names([card])[0]} than deck {number} can hold")
-        return plans
+    def drawn_per_deck(self) -> list[int]:
+        """How many cards were drawn from each deck, the current one included."""
+        return self.drawn_from + [self.drawn]
 
     # ----- cards, as the engine moves them -------------------------------------------------
 
@@ -152,13 +178,18 @@ class DrawTracer:
             self.deck_size += self.discards
             self.discards = 0
             self.deck_number += 1
+            self.drawn_from.append(self.drawn)
             self.drawn = 0
             self.sizes.append(self.deck_size)
             self.held_at_reshuffle.append([draw for hand in self.hands for draw in hand] + self.aside)
 
-    def discard(self, seat: int) -> None:
+    def discard(self, seat: int, shown: bool = False) -> None:
+        """The seat's hand goes to the discards; one not shown is kept with what its cards did."""
+        if self.hands[seat] and not shown:
+            self.unshown.append(HandRecord(self.hands[seat], self.checks[seat]))
         self.discards += len(self.hands[seat])
         self.hands[seat] = []
+        self.checks[seat] = []
         self.betting[seat] = False
 
     def shown(self, seat: int, cards: list[str]) -> None:
@@ -166,7 +197,7 @@ class DrawTracer:
         if len(cards) != len(self.hands[seat]):
             raise SamplingError(f"seat {seat} shows {len(cards)} cards but was traced holding {len(self.hands[seat])}")
         self.cards.update(zip(self.hands[seat], (CARD_BY_NAME[card] for card in cards)))
-        self.discard(seat)
+        self.discard(seat, shown=True)
 
     def event(self, event: dict[str, Any]) -> None:
         kind = event["type"]
@@ -179,10 +210,13 @@ class DrawTracer:
             for seat in range(len(self.hands)):
                 self.discard(seat)
         elif kind in ("blot", "bet", "draw", "banker_fresh_card"):
-            draw = self.deal(event["seat"])
+            seat = event["seat"]
+            draw = self.deal(seat)
             if kind == "blot":
                 self.cards[draw] = CARD_BY_NAME[event["card"]]
-            self.betting[event["seat"]] |= kind == "bet"
+            self.betting[seat] |= kind == "bet"
+            if kind != "banker_fresh_card":  # a banker's fresh card is a hand of one, never checked
+                self.checks[seat].append((BANKER_NOT_BUST if kind == "draw" else NOT_SHOWN, len(self.hands[seat]), 0))
         elif kind == "eleven":
             self.eleven(event)
         elif kind == "stay" and not self.betting[event["seat"]]:
@@ -198,13 +232,16 @@ class DrawTracer:
         """Burned cards are drawn (and shown) before the card kept; they reach the discards only
         after the call (quitlok.md § Engine choices, Eleven)."""
         seat = event["seat"]
-        self.elevens.append(list(self.hands[seat]))
+        held = len(self.hands[seat])
+        self.checks[seat].append((ELEVEN, held, 0))
         for card in event["burned"]:
             self.cards[self.draw()] = CARD_BY_NAME[card]
+            self.checks[seat].append((BURNS, held, CARD_BY_NAME[card]))
         if event["received"]:
             draw = self.deal(seat)
             if event["card"] is not None:
                 self.cards[draw] = CARD_BY_NAME[event["card"]]
+            self.checks[seat].append((NOT_SHOWN, held + 1, 0))
         self.discards += len(self.aside)
         self.aside = []
         self.betting[seat] |= event["amount"] > 0
@@ -219,77 +256,499 @@ class DrawTracer:
         self.cards.update(zip(self.hands[self.seat], (CARD_BY_NAME[card] for card in own)))
 
 
-class ArrangedShuffles(random.Random):
-    """The engine's rng during a replay: each reshuffle's permutation is drawn when the engine
-    makes it, from the cards it actually shuffles, uniformly among the permutations that put every
-    seen card where the seat saw it (see `arrange`). Reshuffles beyond the plans are plain ones."""
+NUMBERS = tuple(range(1, 13))
+#: a deck's copies of each number, as the base-3 digits of one int (digit number - 1): see `copies`
+PLACE = {card: 3 ** (card - 1) for card in NUMBERS}
+#: a counted draw's choice of any card whose number matters nowhere (see `HiddenCards`, Relevance)
+ANON = 0
+LOOSE = -1  # in `HiddenCards.draw`, a drawn place whose card is not chosen yet
+#: the count's state between two counted draws: the current deck's free copies (digits of the
+#: numbers that matter there, and how many of the others), each later deck's the same less the
+#: counted cards already drawn that its shuffle will find in a hand, and each hand being read
+State = tuple[int, int, tuple[tuple[int, int, int], ...], tuple[tuple[int, HandSummary], ...]]
+START: State = (0, 0, (), ())
+Choices = list[tuple[int, int, State]]  # (running total of completions' weight, number drawn or ANON, state after)
 
-    def __init__(self, plans: list[DeckPlan], seed: int):
+
+def copies(counts: int, card: int) -> int:
+    """The copies of `card` that `counts` holds (its digit)."""
+    return counts // PLACE[card] % 3
+
+
+#: the most states a layer of the count may hold: past it, the hand whose cards made it grow is
+#: tested by redrawing instead (`HiddenCards.sample`), which keeps the count small and exact
+MOST_STATES = 2000
+#: the most hidden cards of hands with several, per deck, that the count reads (each adds a number
+#: to the state, which grows with every one); the others' hands are tested by redrawing
+MOST_JOINT_DRAWS = 8
+#: the most fillings of a hand's hidden places tried to find the numbers each can hold
+MOST_FILLINGS = 12 ** 4
+#: redraws `HiddenCards.sample` tries before it counts again with limits four and two times larger
+MOST_REDRAWS = 1000
+
+
+@dataclass
+class ConstrainedHand:
+    """An unshown hand whose checks can rule out a hidden card: its draws, the cards the seat saw
+    in it (0 where hidden), the hidden places, its checks by the count of cards they look at, and
+    the numbers each hidden card can hold by them (all that the count uses of a hand that it reads
+    card by card, not whole: see `HiddenCards`)."""
+
+    draws: list[DrawId]
+    cards: list[int]
+    hidden: list[int]
+    checks: dict[int, list[Check]]
+    fits: list[tuple[int, ...]]  # per hidden place, the numbers it can hold by the hand's checks
+
+    def passes(self, decks: list[list[int]]) -> bool:
+        """Whether the hand's checks hold with the cards `decks` put in its draws."""
+        return read_cards(EMPTY_HAND, 0, [decks[number][index] for number, index in self.draws],
+                          self.checks) is not None
+
+
+class _TooManyStates(Exception):
+    """A layer of the count grew past MOST_STATES: the hands to read card by card (`loosened`)
+    and those to leave out of the count (`dropped`), each tested by redrawing instead."""
+
+    def __init__(self, loosened: set[int], dropped: set[int]):
+        super().__init__(loosened, dropped)
+        self.loosened = loosened
+        self.dropped = dropped
+
+
+@dataclass
+class HandStep:
+    """A counted draw's part in a hand with several hidden cards: its place in the hand, the
+    cards the seat saw there just before it (for the first) and after it up to the next hidden
+    one, and the hand's checks by the number of cards they look at (see `read_cards`)."""
+
+    hand: int
+    place: int
+    first: bool
+    last: bool
+    seen_before: list[int]
+    seen_after: list[int]
+    checks: dict[int, list[Check]]
+
+
+@dataclass
+class CountedDraw:
+    """A hidden draw the count decides: the numbers it may hold, the later decks whose shuffle
+    finds it in a hand, its hand's part, and the numbers no later counted draw of its deck takes."""
+
+    deck: int
+    draw: DrawId
+    numbers: tuple[int, ...]
+    held_at: tuple[int, ...]
+    hand_of: int | None  # the constrained hand it belongs to
+    hand: HandStep | None  # its part in that hand, when the hand has several hidden cards
+    done_with: tuple[int, ...] = ()
+
+
+class HiddenCards:
+    """The exact distribution of the hidden drawn cards, over deals drawn the engine's way and
+    kept when their hidden hands pass the checks the trace wrote down; `sample` draws from it
+    (and `replay` checks the rest, which no hidden card changes).
+
+    **Weights.** A deal is the first deck's order and each reshuffle's permutation of the list it
+    shuffles, all equally likely. Telling the two copies of each number apart, each deck is a
+    uniform order of its labelled cards, those not in a hand (or set aside) when it was shuffled:
+    deck k holds `C_k(v) = 2 - (copies of v held then)` copies of v. Given which number each
+    drawn place of deck k holds (`D_k(v)` places hold v), the labelled orders that agree number
+    `prod_v C_k(v)!/(C_k(v) - D_k(v))!` (the copies put into those places) times the orders of the
+    undrawn rest, a count that depends only on the deck's size and how many were drawn. So the
+    deals giving one assignment of numbers to all drawn places number, up to a constant factor,
+    `W = prod_k prod_v C_k(v)!/(C_k(v) - D_k(v))!`, and a deal uniform among the consistent ones
+    assigns numbers with probability W times the indicator of consistency, normalized.
+
+    **Counted and loose draws.** A hidden draw is counted when its hand rules some numbers out
+    (the hand was never shown: its totals stayed below 21, it called eleven, it burned cards) or
+    a later shuffle finds it in a hand (it changes that deck's C). Every other hidden draw is
+    loose: summing W over its number multiplies by the copies left in its deck, whatever the
+    counted draws hold, so loose draws take the cards left in their deck uniformly, after the
+    counted ones (and the undrawn places take what remains, uniformly, which is the same thing).
+
+    **Counting.** Counted draws are taken deck by deck (the order inside a deck is free, W being
+    a product over its draws: a draw of v multiplies by the copies of v still free there, then
+    frees one less). A deck's seen places are taken when it is entered: a number seen once in a
+    deck holding C copies gives the factor C (seen twice: 2, a constant). The state carries what
+    is still to be read: the current deck's free copies; each later deck's free copies less the
+    counted cards already drawn that it will find held; the summary of each hand with several
+    hidden cards being read (its checks are tested as soon as the cards they look at are known).
+    The forward pass lists the reachable states before each counted draw, the backward pass each
+    state's total weight of completions, so `sample` draws each counted card from its exact
+    conditional in one walk.
+
+    **Relevance.** A deck's state keeps the digits only of the numbers that matter there: those
+    its constrained draws can take, and, for its draws that a later deck finds held, the numbers
+    that deck tracks (the ones it reads, those seen once in it, and those whose free copies a
+    hidden held card could exhaust); the other copies are counted together. A held draw no hand
+    constrains takes a number that matters or ANON, any other card, weighted by how many there
+    are; which one is chosen uniformly afterwards, exact because no weight or check reads it.
+
+    **Limits.** A hand with several hidden cards is read whole only while its deck's count stays
+    under MOST_STATES states and MOST_JOINT_DRAWS such cards; past them it is read card by card
+    (each card kept to the numbers it holds in some passing filling), or left out, and `sample`
+    tests its checks by redrawing: rejection on top of a draw exact for every other check is exact.
+    """
+
+    def __init__(self, tracer: DrawTracer):
+        seen = tracer.cards
+        self.drawn = tracer.drawn_per_deck()
+        self.seen_by_deck: list[dict[int, int]] = [{} for _ in self.drawn]
+        for (number, index), card in seen.items():
+            self.seen_by_deck[number][index] = card
+        self.held_at_reshuffle = tracer.held_at_reshuffle
+        self.free: list[int] = []  # per deck: copies of each number neither seen there nor seen held at its shuffle
+        self.once: list[list[int]] = []  # per deck: the numbers seen there exactly once
+        self.seen_in: list[Counter[int]] = []  # per deck: the copies of each number seen there
+        held_at: dict[DrawId, list[int]] = {}
+        for number, held in enumerate(tracer.held_at_reshuffle):
+            outside = Counter(seen[draw] for draw in held if draw in seen)
+            inside = Counter(self.seen_by_deck[number].values())
+            if any(outside[card] + inside[card] > 2 for card in NUMBERS):
+                raise SamplingError(f"the transcript shows more copies of a card than deck {number} can hold")
+            self.free.append(sum((2 - outside[card] - inside[card]) * PLACE[card] for card in NUMBERS))
+            self.once.append([card for card in NUMBERS if inside[card] == 1])
+            self.seen_in.append(inside)
+            for draw in held:
+                if draw not in seen:
+                    held_at.setdefault(draw, []).append(number)
+        self.hands = self._constrained_hands(tracer)
+        self.held_at = held_at
+        self._count(MOST_STATES, MOST_JOINT_DRAWS)
+
+    def _count(self, most_states: int, most_joint_draws: int) -> None:
+        """Count the hidden cards within these limits (see MOST_STATES and MOST_JOINT_DRAWS)."""
+        self.most_states, self.most_joint_draws = most_states, most_joint_draws
+        # hands the count reads card by card, each card only kept to the numbers it can hold;
+        # `sample` tests their checks whole by redrawing
+        self.loosened = self._beyond_joint_limit()
+        self.dropped: set[int] = set()  # hands the count leaves out; `sample` tests them by redrawing
+        while True:
+            self.counted = self._counted_draws(self.held_at)
+            self._relevance()
+            try:
+                self.layers = self._layers()
+                return
+            except _TooManyStates as overflow:
+                self.loosened |= overflow.loosened
+                self.dropped |= overflow.dropped
+
+    def _constrained_hands(self, tracer: DrawTracer) -> dict[int, ConstrainedHand]:
+        """The unshown hands whose checks can rule out a hidden card, by their index in `tracer.unshown`."""
+        hands: dict[int, ConstrainedHand] = {}
+        for index, record in enumerate(tracer.unshown):
+            cards = [tracer.cards.get(draw, 0) for draw in record.draws]
+            hidden = [place for place, card in enumerate(cards) if not card]
+            if not hidden or not record.checks:
+                continue
+            checks: dict[int, list[Check]] = {}
+            for check in record.checks:
+                checks.setdefault(check[1], []).append(check)
+            fits = self._fits(checks, cards, hidden)
+            if len(hidden) > 1 or len(fits[0]) < len(NUMBERS):
+                hands[index] = ConstrainedHand(record.draws, cards, hidden, checks, fits)
+        return hands
+
+    def _beyond_joint_limit(self) -> set[int]:
+        """The hands with several hidden cards that would take a deck past MOST_JOINT_DRAWS
+        counted draws of such hands (taken in the order they were dealt)."""
+        joint: Counter[int] = Counter()
+        beyond: set[int] = set()
+        for index, hand in self.hands.items():
+            if len(hand.hidden) < 2:
+                continue
+            decks = Counter(hand.draws[place][0] for place in hand.hidden)
+            if any(joint[deck] + count > self.most_joint_draws for deck, count in decks.items()):
+                beyond.add(index)
+            else:
+                joint.update(decks)
+        return beyond
+
+    def _counted_draws(self, held_at: dict[DrawId, list[int]]) -> list[CountedDraw]:
+        """The counted draws, deck by deck; inside a deck, hands read on from an earlier deck
+        first and hands that go on into a later deck last, so few hands are open at once."""
+        numbers: dict[DrawId, tuple[int, ...]] = {}
+        hand_of: dict[DrawId, int] = {}
+        hand_steps: dict[DrawId, HandStep] = {}
+        spans: dict[DrawId, tuple[int, int]] = {}  # draw -> (first deck of its hand, last deck)
+        for index, hand in self.hands.items():
+            if index in self.dropped:
+                continue
+            hidden = hand.hidden
+            for order, (place, end) in enumerate(zip(hidden, hidden[1:] + [len(hand.cards)])):
+                draw = hand.draws[place]
+                if len(hidden) == 1 or index in self.loosened:
+                    if len(hand.fits[order]) == len(NUMBERS):
+                        continue
+                    numbers[draw] = hand.fits[order]
+                hand_of[draw] = index
+                spans[draw] = (hand.draws[hidden[0]][0], hand.draws[hidden[-1]][0])
+                if len(hidden) > 1 and index not in self.loosened:
+                    hand_steps[draw] = HandStep(index, place, order == 0, order == len(hidden) - 1,
+                                                hand.cards[:place] if order == 0 else [], hand.cards[place + 1:end],
+                                                hand.checks)
+        counted = [CountedDraw(draw[0], draw, numbers.get(draw, NUMBERS), tuple(held_at.get(draw, ())),
+                               hand_of.get(draw), hand_steps.get(draw))
+                   for draw in sorted(set(hand_of) | set(held_at))]
+
+        def reading_order(step: CountedDraw) -> tuple[int, int, int, int]:
+            first, last = spans.get(step.draw, (step.deck, step.deck))
+            hand = -1 if step.hand_of is None else step.hand_of
+            return step.deck, 0 if first < step.deck else 2 if last > step.deck else 1, hand, step.draw[1]
+
+        counted.sort(key=reading_order)
+        return counted
+
+    def _relevance(self) -> None:
+        """Which numbers matter in each deck, the choices of held draws that no hand constrains,
+        and the numbers each counted draw is the last in its deck to read (see the class's
+        docstring, Relevance)."""
+        decks = len(self.drawn)
+        by_deck: list[list[CountedDraw]] = [[] for _ in range(decks)]
+        takers: list[Counter[int]] = [Counter() for _ in range(decks)]  # per deck: counted draws found held, by deck drawn
+        for step in self.counted:
+            by_deck[step.deck].append(step)
+            for deck in step.held_at:
+                takers[deck][step.deck] += 1
+        self.relevant: list[frozenset[int]] = [frozenset()] * decks
+        self.tracked: list[frozenset[int]] = [frozenset()] * decks
+        for deck in reversed(range(decks)):
+            relevant: set[int] = set()
+            for step in by_deck[deck]:
+                relevant.update(NUMBERS if step.hand is not None else step.numbers if step.hand_of is not None else ())
+                for later in step.held_at:
+                    relevant |= self.tracked[later]
+            # a number some hidden held cards may hold more often than the deck's free copies allow
+            # (at most the copies not seen held: those free plus those seen in the deck)
+            risky = {card for card in NUMBERS
+                     if copies(self.free[deck], card) < min(
+                         sum(min(count, copies(self.free[source], card)) for source, count in takers[deck].items()),
+                         copies(self.free[deck], card) + self.seen_in[deck][card])}
+            self.relevant[deck] = frozenset(relevant)
+            self.tracked[deck] = frozenset(relevant | risky | set(self.once[deck]))
+        self.entry = [(sum(copies(free, card) * PLACE[card] for card in tracked),
+                       sum(copies(free, card) for card in NUMBERS if card not in tracked))
+                      for free, tracked in zip(self.free, self.tracked)]
+        for steps, relevant in zip(by_deck, self.relevant):
+            for step in steps:
+                if step.hand_of is None:
+                    step.numbers = tuple(sorted(relevant)) + ((ANON,) if len(relevant) < len(NUMBERS) else ())
+            for position, step in enumerate(steps):
+                read_later = {card for other in steps[position + 1:] for card in other.numbers}
+                step.done_with = tuple(card for card in step.numbers if card != ANON and card not in read_later)
+
+    @staticmethod
+    def _fits(checks: dict[int, list[Check]], cards: list[int], hidden: list[int]) -> list[tuple[int, ...]]:
+        """Per hidden place, the numbers it holds in some filling of the hidden places that
+        passes every check (each number for every place when there are too many fillings)."""
+        if len(NUMBERS) ** len(hidden) > MOST_FILLINGS:
+            return [NUMBERS] * len(hidden)
+        fits: list[set[int]] = [set() for _ in hidden]
+        cards = list(cards)
+        for filling in product(NUMBERS, repeat=len(hidden)):
+            for place, card in zip(hidden, filling):
+                cards[place] = card
+            if read_cards(EMPTY_HAND, 0, cards, checks) is not None:
+                for found, card in zip(fits, filling):
+                    found.add(card)
+        return [tuple(sorted(found)) for found in fits]
+
+    def _layers(self) -> list[dict[State, Choices]]:
+        """Per counted draw, each reachable state's choices with running totals, as `sample` reads
+        them (a state is taken after the previous counted draw: decks shuffled since are entered
+        on the way to the next one)."""
+        layers: list[dict[State, Choices]] = []
+        states: set[State] = {START}
+        deck = -1
+        for step in self.counted:
+            entering = range(deck + 1, step.deck + 1)
+            deck = step.deck
+            layer: dict[State, Choices] = {}
+            reached: set[State] = set()
+            overflowing = False
+            for state in states:
+                weight, inside = self._enter(state, entering)
+                layer[state] = [(weight * moved[0], card, moved[1]) for card in step.numbers
+                                if (moved := self._take(inside, step, card)) is not None]
+                reached.update(after for _, _, after in layer[state])
+                if len(reached) > self.most_states and not overflowing:
+                    overflowing = True
+                    self._too_many(deck)
+            layers.append(layer)
+            states = reached
+        rest = range(deck + 1, len(self.drawn))
+        totals = {state: self._enter(state, rest)[0] for state in states}
+        for layer in reversed(layers):
+            earlier: dict[State, int] = {}
+            for state, choices in layer.items():
+                running = 0
+                cumulative: Choices = []
+                for weight, card, after in choices:
+                    running += weight * totals.get(after, 0)
+                    cumulative.append((running, card, after))
+                layer[state] = cumulative
+                earlier[state] = running
+            totals = earlier
+        if not totals.get(START, 0):
+            raise SamplingError("no deal gives the seat's transcript: its hidden cards fit no hand they were in")
+        return layers
+
+    def _too_many(self, deck: int) -> None:
+        """Raise _TooManyStates naming a hand to count less, as the count of `deck` grew too
+        large: of the hands with counted draws there (else in the later decks whose numbers made
+        its held draws count numbers), the one with the most hidden cards, loosened if it is
+        read whole, else dropped (none: the count goes on, held cards must be counted)."""
+        for decks in ({deck}, {later for step in self.counted if step.deck == deck for later in step.held_at}):
+            hands = {step.hand_of for step in self.counted if step.deck in decks and step.hand_of is not None}
+            whole = [hand for hand in hands if len(self.hands[hand].hidden) > 1 and hand not in self.loosened]
+            if whole or hands:
+                largest = max(whole or hands, key=lambda hand: (len(self.hands[hand].hidden), hand))
+                raise _TooManyStates({largest} if whole else set(), set() if whole else {largest})
+
+    def _enter(self, state: State, decks: range) -> tuple[int, State]:
+        """The state once `decks` are shuffled in turn, and the weight of their seen places."""
+        current, anon, later, hands = state
+        weight = 1
+        for deck in decks:
+            touched = {number: (digits, others) for number, digits, others in later}
+            current, anon = touched.pop(deck, self.entry[deck])
+            later = tuple((number, *counts) for number, counts in sorted(touched.items()))
+            for card in self.once[deck]:
+                weight *= copies(current, card) + 1
+            for card in self.tracked[deck] - self.relevant[deck]:
+                anon += copies(current, card)
+                current -= copies(current, card) * PLACE[card]
+        return weight, (current, anon, later, hands)
+
+    def _take(self, state: State, step: CountedDraw, card: int) -> tuple[int, State] | None:
+        """`step` drawing `card` (or ANON) from `state`: the weight (free copies of it) and the
+        state after, or None when no copy is free, a later shuffle finding it held has none, or
+        a check fails."""
+        current, anon, later, hands = state
+        if card == ANON:
+            free = anon
+            anon -= 1
+        else:
+            free = current // PLACE[card] % 3
+            current -= PLACE[card]
+        if not free:
+            return None
+        for done in step.done_with:
+            current -= current // PLACE[done] % 3 * PLACE[done]
+        if step.held_at:
+            touched = {number: [digits, others] for number, digits, others in later}
+            for deck in step.held_at:
+                counts = touched.setdefault(deck, list(self.entry[deck]))
+                if card != ANON and card in self.tracked[deck]:
+                    if not counts[0] // PLACE[card] % 3:
+                        return None
+                    counts[0] -= PLACE[card]
+                elif counts[1]:
+                    counts[1] -= 1
+                else:
+                    return None
+            later = tuple((number, *counts) for number, counts in sorted(touched.items()))
+        if step.hand is not None:
+            read = self._read_hand(step.hand, dict(hands), card)
+            if read is None:
+                return None
+            hands = read
+        return free, (current, anon, later, hands)
+
+    @staticmethod
+    def _read_hand(part: HandStep, hands: dict[int, HandSummary], card: int
+                   ) -> tuple[tuple[int, HandSummary], ...] | None:
+        """The open hands once `card` and the seen cards after it join hand `part.hand`, or None
+        when a check that can now be tested fails."""
+        if part.first:
+            summary = read_cards(EMPTY_HAND, 0, part.seen_before + [card] + part.seen_after, part.checks)
+        else:
+            summary = read_cards(hands.pop(part.hand), part.place, [card] + part.seen_after, part.checks)
+        if summary is None:
+            return None
+        if not part.last:
+            hands[part.hand] = summary
+        return tuple(sorted(hands.items()))
+
+    def sample(self, rng: random.Random) -> list[list[int]]:
+        """Each deck's drawn cards, top first, from the exact distribution: drawn as `draw` does
+        until the hands left out of the count pass their checks (rejection keeps it exact: the
+        draw is exact for every check but theirs, so keeping those that pass conditions on them)."""
+        while True:
+            tested = [self.hands[hand] for hand in self.loosened | self.dropped]
+            for _ in range(MOST_REDRAWS):
+                decks = self.draw(rng)
+                if all(hand.passes(decks) for hand in tested):
+                    return decks
+            # so rare a pass: count more exactly (with no hand tested, the first draw passes)
+            self._count(self.most_states * 4, self.most_joint_draws * 2)
+
+    def draw(self, rng: random.Random) -> list[list[int]]:
+        """Each deck's drawn cards, top first: the seen ones where they were seen, the counted
+        ones from their exact distribution (one walk through the layers), and the loose ones
+        uniformly from the cards left in their deck."""
+        decks = [[self.seen_by_deck[number].get(index, LOOSE) for index in range(count)]
+                 for number, count in enumerate(self.drawn)]
+        state = START
+        for step, layer in zip(self.counted, self.layers):
+            choices = layer[state]
+            pick = rng.randrange(choices[-1][0])
+            _, card, state = choices[bisect_right([running for running, _, _ in choices], pick)]
+            decks[step.deck][step.draw[1]] = card
+        for number, deck in enumerate(decks):
+            left = Counter(FULL_DECK)
+            left.subtract(decks[held_number][index] for held_number, index in self.held_at_reshuffle[number])
+            left.subtract(card for card in deck if card > ANON)
+            anonymous = [card for card in left.elements() if card not in self.relevant[number]]
+            rng.shuffle(anonymous)
+            for place, card in zip([place for place, card in enumerate(deck) if card == ANON], anonymous):
+                deck[place] = card
+                left[card] -= 1
+            loose = list(left.elements())
+            rng.shuffle(loose)
+            fill = iter(loose)
+            deck[:] = [next(fill) if card == LOOSE else card for card in deck]
+        return decks
+
+
+class PlannedShuffles(random.Random):
+    """The engine's rng during a replay: reshuffle k puts the sampled cards of deck k in its drawn
+    places, top first, and the rest of the list it is given, uniformly shuffled, below them. A
+    shuffle this plan does not fit (the replay already left the transcript) is a plain one."""
+
+    def __init__(self, drawn: list[list[int]], seed: int):
         super().__init__(seed)
-        self.plans = plans
-        self.source = random.Random(seed + 1)  # the arrangements' own draws, apart from plain shuffles
+        self.drawn = drawn
         self.arranged: list[list[int]] = []  # every shuffled deck, as the engine holds it (top last)
 
     def shuffle(self, x: list[int]) -> None:  # type: ignore[override]
         number = len(self.arranged)
-        if number < len(self.plans) and self.plans[number].size == len(x):
-            arrange(x, self.plans[number], self.source)
+        rest = Counter(x)
+        if number < len(self.drawn):
+            rest.subtract(self.drawn[number])
+        if number < len(self.drawn) and min(rest.values(), default=0) >= 0:
+            below = list(rest.elements())
+            super().shuffle(below)
+            x[:] = (self.drawn[number] + below)[::-1]
         else:
             super().shuffle(x)
         self.arranged.append(list(x))
 
 
-def arrange(cards: list[int], plan: DeckPlan, rng: random.Random) -> None:
-    """Permute `cards` (the engine's list, drawn from the end) in place: uniform over the
-    permutations that show the seat its seen cards, each such permutation equally likely
-    whatever `cards` holds, so that over whole deals the proposal stays exactly uniform.
-
-    Each card seen s times in this deck is given to its seen draws by a uniform one-to-one map
-    into `most_copies` slots, the first slots being the copies `cards` really holds: the number
-    of maps is the same for every consistent deal, and a map into a slot `cards` lacks is a deal
-    the seat's observations exclude (likely when a hidden card in a hand was that value). The
-    other cards go uniformly to the other places. An excluded deal is made visibly wrong (a seen
-    draw gets another card) so that replay rejects it; that is possible because a slot can be
-    lacking only when another card is there to show instead (`DeckPlan.most_copies`).
-    """
-    size = len(cards)
-    where: dict[int, list[int]] = {}
-    for position, card in enumerate(cards):
-        where.setdefault(card, []).append(position)
-    order: list[int | None] = [None] * size
-    excluded: int | None = None  # a seen draw index whose card this deal cannot give
-    for card, indexes in plan.seen_by_value().items():
-        copies = where.get(card, [])
-        for index, slot in zip(indexes, rng.sample(range(plan.most_copies[card]), len(indexes))):
-            if slot < len(copies):
-                order[size - 1 - index] = copies[slot]
-            else:
-                excluded = index
-    if excluded is not None:
-        rng.shuffle(cards)
-        place, wanted = size - 1 - excluded, plan.seen[excluded]
-        other = next(position for position, card in enumerate(cards) if card != wanted)
-        cards[place], cards[other] = cards[other], cards[place]
-        return
-    placed = set(position for position in order if position is not None)
-    rest = [position for position in range(size) if position not in placed]
-    rng.shuffle(rest)
-    fill = iter(rest)
-    cards[:] = [cards[position if position is not None else next(fill)] for position in order]
-
-
 @dataclass
 class _Traced:
-    """A transcript's trace, kept while the transcript has not grown."""
+    """A transcript's hidden cards, kept while the transcript has not grown."""
 
     transcript: Transcript
     length: tuple[int, int, bool]
-    plans: list[DeckPlan]
-    first_deck_rest: list[int]  # the first deck's cards not seen, to shuffle into its unseen places
+    hidden: HiddenCards
 
 
 class QuitlokSampler(DealSampler):
-    """Actions from the public events; deals as the module's docstring defines them."""
+    """Actions from the public events; deals as the module's docstring defines them, every drawn
+    card from `HiddenCards` and every card not drawn yet uniformly shuffled."""
 
     def __init__(self) -> None:
         self._traced: _Traced | None = None
@@ -312,14 +771,15 @@ class QuitlokSampler(DealSampler):
         return played
 
     def propose(self, transcript: Transcript, rng: random.Random) -> Proposal:
-        traced = self._trace(transcript)
-        first = traced.plans[0]
-        rest = list(traced.first_deck_rest)
-        rng.shuffle(rest)
-        fill = iter(rest)
-        deck = [first.seen[index] if index in first.seen else next(fill) for index in range(first.size)]
-        return Proposal(deck=names(deck), seed=seed_for_first_banker(transcript.players, self._first_banker(transcript, rng)),
-                        rng=ArrangedShuffles(traced.plans[1:], rng.getrandbits(64)))
+        decks = self.hidden_cards(transcript).sample(rng)
+        first = decks[0]
+        rest = Counter(FULL_DECK)
+        rest.subtract(first)
+        below = list(rest.elements())
+        rng.shuffle(below)
+        return Proposal(deck=names(first + below),
+                        seed=seed_for_first_banker(transcript.players, self._first_banker(transcript, rng)),
+                        rng=PlannedShuffles(decks[1:], rng.getrandbits(64)))
 
     @staticmethod
     def _first_banker(transcript: Transcript, rng: random.Random) -> int:
@@ -331,16 +791,14 @@ class QuitlokSampler(DealSampler):
             return transcript.decisions[0]["view"]["banker"]
         return rng.randrange(transcript.players)
 
-    def _trace(self, transcript: Transcript) -> _Traced:
+    def hidden_cards(self, transcript: Transcript) -> HiddenCards:
+        """The transcript traced and its hidden cards counted, once while it has not grown."""
         length = (len(transcript.decisions), len(transcript.answers), transcript.game_end is not None)
         if self._traced is None or self._traced.transcript is not transcript or self._traced.length != length:
             tracer = DrawTracer(transcript)
             tracer.follow(transcript)
-            plans = tracer.plans()
-            rest = Counter(FULL_DECK)
-            rest.subtract(plans[0].seen.values())
-            self._traced = _Traced(transcript, length, plans, sorted(rest.elements()))
-        return self._traced
+            self._traced = _Traced(transcript, length, HiddenCards(tracer))
+        return self._traced.hidden
 
 
 SAMPLER = QuitlokSampler()

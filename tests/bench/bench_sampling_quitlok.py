@@ -1,31 +1,53 @@
-"""Quitlok deal sampling: ms per sample and the proposals' acceptance rate at early, mid and late
-positions for 5, 7 and 10 players, and the ratio to one replay of the game so far (the floor of
-any sample, measured in the same run).
+"""Quitlok deal sampling, before and after the exact count of hidden cards: ms per sample and the
+proposals' acceptance at early, mid, late and deep positions for 5, 7 and 10 players, both
+samplers measured in the same run on the same positions.
 
     python -m tests.bench.bench_sampling_quitlok
 
-Early is the seat's first decision, mid its first decision after the first reshuffle, late its
-first after the third, deep its first after the eighth (a session holds dozens). A position where no deal is found in ATTEMPTS proposals prints its
-acceptance as below 1/ATTEMPTS.
+"Before" is the sampler of commit BEFORE (labelled-copy proposals, everything else left to
+replay's rejection), loaded from git; "after" is the current one. Early is the seat's first
+decision, mid its first after the first reshuffle, late its first after the third, deep its
+first after the eighth (a session holds dozens). For "after", `count` is the time to trace the
+transcript and count its hidden cards (once per decision), `ms/sample` the time per accepted
+sample afterwards, and `x replay` that time over one replay of the game so far (the floor of any
+sample: replay checks every proposal). A position where no deal is found in ATTEMPTS proposals
+prints its acceptance as below 1/ATTEMPTS.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import random
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 from cardarena.games.quitlok import GAME
 from cardarena.search import replay
-from cardarena.search.quitlok import SAMPLER
+from cardarena.search.quitlok import QuitlokSampler
 from tests.search_support_quitlok import POLICIES, at_decision, play_game
 
+BEFORE = "c27d5c3"  # main before the exact count: the labelled-copy sampler
 ATTEMPTS = 2000
-SAMPLES = 20
+SAMPLES = {"before": 5, "after": 20}
 GAMES = 3
 
 
+def sampler_before():
+    """The QuitlokSampler of commit BEFORE, imported from its source in git."""
+    root = Path(__file__).resolve().parents[2]
+    source = subprocess.run(["git", "show", f"{BEFORE}:runner/search/quitlok.py"], cwd=root,
+                            capture_output=True, text=True, check=True).stdout
+    spec = importlib.util.spec_from_loader("quitlok_sampler_before", loader=None)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    exec(compile(source, f"{BEFORE}:runner/search/quitlok.py", "exec"), module.__dict__)
+    return module.QuitlokSampler()
+
+
 def stage_positions(transcript):
-    """The seat's decision counts at the early, mid and late positions (None when the game has none)."""
+    """The seat's decision counts at the early, mid, late and deep positions (None when the game has none)."""
     reshuffles = []
     seen = 0
     for count, message in enumerate(transcript.decisions, start=1):
@@ -36,26 +58,30 @@ def stage_positions(transcript):
     return {"early": 1, "mid": first_after[1], "late": first_after[3], "deep": first_after[8]}
 
 
-def measure(transcript, rng):
-    """(ms per sample, proposals tried, samples found) for up to SAMPLES samples."""
-    actions = SAMPLER.actions(transcript)
-    tried = found = 0
+def measure(sampler, transcript, rng, samples):
+    """(ms to count, ms per sample, proposals tried, samples found) for up to `samples` samples."""
     start = time.perf_counter()
-    for _ in range(SAMPLES):
+    if isinstance(sampler, QuitlokSampler):
+        sampler.hidden_cards(transcript)
+    counted = time.perf_counter()
+    actions = sampler.actions(transcript)
+    tried = found = 0
+    for _ in range(samples):
         for _ in range(ATTEMPTS):
             tried += 1
-            if replay(GAME, transcript, SAMPLER.propose(transcript, rng), actions) is not None:
+            if replay(GAME, transcript, sampler.propose(transcript, rng), actions) is not None:
                 found += 1
                 break
         else:
             break
-    return (time.perf_counter() - start) * 1000 / max(found, 1), tried, found
+    done = time.perf_counter()
+    return (counted - start) * 1000, (done - counted) * 1000 / max(found, 1), tried, found
 
 
 def replay_ms(transcript):
     """One replay of the true deal's actions, as the floor: the engine's work for the game so far."""
     state = GAME.new_state(transcript.players, transcript.options, seed=int(transcript.game_start["game_id"][1:]))
-    actions = SAMPLER.actions(transcript)
+    actions = QuitlokSampler().actions(transcript)
     start = time.perf_counter()
     for _, action in actions:
         state.apply(action)
@@ -63,27 +89,33 @@ def replay_ms(transcript):
 
 
 def main() -> None:
-    rng = random.Random(0)
-    print(f"{'players':>7} {'stage':>6} {'ms/sample':>10} {'accept':>9} {'x replay':>9}")
+    samplers = {"before": sampler_before(), "after": QuitlokSampler()}
+    print(f"{'players':>7} {'stage':>6} {'sampler':>7} {'count ms':>9} {'ms/sample':>10} {'accept':>9} {'x replay':>9}")
     for players in (5, 7, 10):
         for stage in ("early", "mid", "late", "deep"):
-            times, tried, found, floors = [], 0, 0, []
+            prefixes = []
             for game in range(GAMES):
                 transcript, _, _, _ = play_game(players, {}, 900 + game, game % players, POLICIES["heuristic"])
                 count = stage_positions(transcript)[stage]
-                if count is None:
-                    continue
-                prefix = at_decision(transcript, count)
-                ms, attempts, samples = measure(prefix, rng)
-                tried += attempts
-                found += samples
-                if samples:
-                    times.append(ms)
-                    floors.append(replay_ms(prefix))
-            accept = f"{found / tried:.4f}" if found else f"<{1 / ATTEMPTS:.4f}"
-            ms = sum(times) / len(times) if times else float("nan")
-            ratio = ms / (sum(floors) / len(floors)) if floors else float("nan")
-            print(f"{players:>7} {stage:>6} {ms:>10.2f} {accept:>9} {ratio:>9.1f}")
+                if count is not None:
+                    prefixes.append(at_decision(transcript, count))
+            floors = [replay_ms(prefix) for prefix in prefixes]
+            floor = sum(floors) / len(floors) if floors else float("nan")
+            for name, sampler in samplers.items():
+                rng = random.Random(0)
+                counts, times, tried, found = [], [], 0, 0
+                for prefix in prefixes:
+                    count_ms, ms, attempts, samples = measure(sampler, prefix, rng, SAMPLES[name])
+                    tried += attempts
+                    found += samples
+                    counts.append(count_ms)
+                    if samples:
+                        times.append(ms)
+                accept = f"{found / tried:.4f}" if found else f"<{1 / ATTEMPTS:.4f}"
+                ms = sum(times) / len(times) if times else float("nan")
+                count_ms = sum(counts) / len(counts) if name == "after" and counts else float("nan")
+                print(f"{players:>7} {stage:>6} {name:>7} {count_ms:>9.1f} {ms:>10.2f} {accept:>9} {ms / floor:>9.1f}",
+                      flush=True)
 
 
 if __name__ == "__main__":
