@@ -501,8 +501,10 @@ def prepare(command: Sequence[str], cwd: str | None, folder: str | None, env: Se
     """
     mode = effective_mode(settings)
     bot_env = {**_python_env(), **_bot_env(env, pass_env, settings)}
-    _check_executable(command, cwd, bot_env.get("PATH", os.defpath),
-                      _shown_roots(command, cwd, folder) if mode == BWRAP else None)
+    shown = _shown_roots(command, cwd, folder) if mode == BWRAP else None
+    if shown is not None and "PATH" in bot_env:  # folders it is not shown would only tell it the organiser's
+        bot_env["PATH"] = _shown_path(bot_env["PATH"], shown)
+    _check_executable(command, cwd, bot_env.get("PATH", os.defpath), shown)
     cgroups = Cgroups(settings)
     fds: list[int] = []
     try:
@@ -721,7 +723,7 @@ def _check_executable(command: Sequence[str], cwd: str | None, path: str, shown:
             raise SandboxError(f"{program}: not executable")
         return
     if shown is not None:  # only the folders of PATH that the bot sees can hold its program
-        path = os.pathsep.join(part for part in path.split(os.pathsep) if part and _inside(Path(part).resolve(), shown))
+        path = _shown_path(path, shown)
     if shutil.which(program, path=path) is None:
         raise SandboxError(f"{program}: no such program on PATH")
 
@@ -730,6 +732,11 @@ def _shown_roots(command: Sequence[str], cwd: str | None, folder: str | None) ->
     """The folders under bubblewrap a bot may run a program from: the system's, Python's and its own."""
     system = [Path(top).resolve() for top in SYSTEM_DIRS if os.path.isdir(top)]
     return [*system, *(Path(path) for path in (*python_folders(), *visible_folders(command, cwd, folder)))]
+
+
+def _shown_path(path: str, shown: Sequence[Path]) -> str:
+    """A PATH of only those of `path`'s folders that lie in `shown`."""
+    return os.pathsep.join(part for part in path.split(os.pathsep) if part and _inside(Path(part).resolve(), shown))
 
 
 def _inside(path: Path, roots: Sequence[Path]) -> bool:

@@ -53,8 +53,8 @@ def seed_for_first_banker(players: int, banker: int) -> int:
 
 #: what a hand's first n cards did, as a check (kind, n, card) that `holds` evaluates
 NOT_SHOWN = "not_shown"  # a player's hand went on unshown: below 21 (quitlok.md § A hand, 3)
-BANKER_NOT_BUST = "banker_not_bust"  # the banker drew and was not shown at once: 21 or less (§ Engine choices)
-ELEVEN = "eleven"  # the player called eleven: exactly 11 (§ Engine choices, Eleven)
+BANKER_NOT_BUST = "banker_not_bust"  # the banker drew and was not shown at once: 21 or less (quitlok.md § Engine choices)
+ELEVEN = "eleven"  # the player called eleven: exactly 11 (quitlok.md § Engine choices, Eleven)
 BURNS = "burns"  # the eleven call burned `card`: it would have busted the hand
 Check = tuple[str, int, int]
 #: what hand_value needs of a hand's cards: whether the first (after one card) or the first two
