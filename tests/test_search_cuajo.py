@@ -20,7 +20,7 @@ from cardarena.protocol.actions import random_action
 from cardarena.referee.match import Match
 from cardarena.referee.process import BotSpec, Limits
 from cardarena.referee.sandbox import SandboxSettings
-from cardarena.search import SamplingError, SeatKnowledge, Transcript, replay
+from cardarena.search import SamplingError, SeatKnowledge, Transcript, first_consistent
 from cardarena.games.cuajo import NAME, parse_card
 from cardarena.search.cuajo import SAMPLER, STOCK_START, Plan, _keeps_purro_flags, packet_positions
 from tests.conftest import writable_folder
@@ -53,13 +53,7 @@ def masked(actions: list, seat: int) -> list:
 
 def sampled(transcript: Transcript, rng: random.Random, attempts: int = 2000):
     """The first consistent proposal and the state it gives (as SeatKnowledge.sample finds it)."""
-    actions = SAMPLER.actions(transcript)
-    for _ in range(attempts):
-        proposal = SAMPLER.propose(transcript, rng)
-        state = replay(GAME, transcript, proposal, actions)
-        if state is not None:
-            return proposal, state
-    raise AssertionError(f"no consistent deal in {attempts} proposals")
+    return first_consistent(GAME, transcript, SAMPLER, rng, attempts)
 
 
 def assert_consistent(transcript: Transcript, proposal, state) -> None:

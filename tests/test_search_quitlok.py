@@ -19,7 +19,7 @@ from cardarena.protocol.actions import random_action
 from cardarena.referee.match import Match
 from cardarena.referee.process import BotSpec, Limits
 from cardarena.referee.sandbox import NONE, SandboxSettings
-from cardarena.search import Proposal, SeatKnowledge, replay
+from cardarena.search import Proposal, SamplingError, SeatKnowledge, first_consistent, replay
 from cardarena.search.quitlok import (
     EMPTY_HAND, SAMPLER, DrawTracer, QuitlokSampler, read_cards, seed_for_first_banker, summary_value,
 )
@@ -40,13 +40,10 @@ ATTEMPTS = 50  # the sampler's proposals are exact but for rare leftovers: repla
 
 def sample_deal(transcript, rng, sampler=SAMPLER, attempts=ATTEMPTS):
     """A consistent deal and the state it reaches, by the generic rejection loop (None if none found)."""
-    actions = sampler.actions(transcript)
-    for _ in range(attempts):
-        proposal = sampler.propose(transcript, rng)
-        state = replay(GAME, transcript, proposal, actions)
-        if state is not None:
-            return proposal, state
-    return None
+    try:
+        return first_consistent(GAME, transcript, sampler, rng, attempts)
+    except SamplingError:
+        return None
 
 
 def test_first_banker_seeds_give_that_banker():

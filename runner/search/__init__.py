@@ -11,6 +11,7 @@ from it (determinization), so a bot can simulate the game forward with the refer
 The meaning of "consistent" is in `knowledge.py`; each game's sampler is a module of this package.
 """
 
-from cardarena.search.knowledge import DealSampler, Proposal, SamplingError, SeatKnowledge, Transcript, replay
+from cardarena.search.knowledge import (DealSampler, Proposal, SamplingError, SeatKnowledge, Transcript,
+                                        first_consistent, replay)
 
-__all__ = ["DealSampler", "Proposal", "SamplingError", "SeatKnowledge", "Transcript", "replay"]
+__all__ = ["DealSampler", "Proposal", "SamplingError", "SeatKnowledge", "Transcript", "first_consistent", "replay"]

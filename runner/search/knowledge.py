@@ -222,14 +222,23 @@ class SeatKnowledge:
         drawn from `rng`. SamplingError when none is found in `attempts` proposals, or when
         `time.monotonic()` passes `deadline` between two proposals (a bot's clock is the referee's)."""
         sampler = sampler_for(self.game.spec.name)
-        actions = sampler.actions(self.transcript)
-        for attempt in range(attempts):
-            state = replay(self.game, self.transcript, sampler.propose(self.transcript, rng), actions)
-            if state is not None:
-                state.adopt_rng(random.Random(rng.getrandbits(64)))
-                return state
-            if deadline is not None and time.monotonic() > deadline:
-                raise SamplingError(f"no consistent deal found before the deadline ({attempt + 1} proposals)")
-        raise SamplingError(f"no deal consistent with seat {self.transcript.seat}'s observations of "
-                            f"{self.game.spec.name} game {self.transcript.game_start.get('game_id')} "
-                            f"in {attempts} proposals")
+        _, state = first_consistent(self.game, self.transcript, sampler, rng, attempts, deadline)
+        state.adopt_rng(random.Random(rng.getrandbits(64)))
+        return state
+
+
+def first_consistent(game: Game, transcript: Transcript, sampler: DealSampler, rng: random.Random,
+                     attempts: int = MAX_ATTEMPTS, deadline: float | None = None) -> tuple[Proposal, GameState]:
+    """The first of `sampler`'s proposals that is consistent with `transcript`, and the state it
+    reaches; SamplingError after `attempts` proposals, or once `time.monotonic()` passes `deadline`."""
+    actions = sampler.actions(transcript)
+    for attempt in range(attempts):
+        proposal = sampler.propose(transcript, rng)
+        state = replay(game, transcript, proposal, actions)
+        if state is not None:
+            return proposal, state
+        if deadline is not None and time.monotonic() > deadline:
+            raise SamplingError(f"no consistent deal found before the deadline ({attempt + 1} proposals)")
+    raise SamplingError(f"no deal consistent with seat {transcript.seat}'s observations of "
+                        f"{game.spec.name} game {transcript.game_start.get('game_id')} "
+                        f"in {attempts} proposals")
