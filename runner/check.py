@@ -25,8 +25,8 @@ from typing import Any, Callable, Iterable
 
 import click
 
-from cardarena.console import (ArgumentError, Seconds, check_writable_file, pass_env_option, require_own_views,
-                               require_sandbox, sandbox_option)
+from cardarena.console import (ArgumentError, Seconds, cardarena_command, check_writable_file, pass_env_option,
+                               require_own_views, require_sandbox, sandbox_option)
 from cardarena.games import get_game
 from cardarena.games.base import Game, OptionError
 from cardarena.manifest import Entrant, ManifestError, load_entrant
@@ -232,7 +232,7 @@ def opponents(bot_name: str, count: int) -> list[BotSpec]:
 def reproduce_command(bot: BotSpec, seated: list[BotSpec], seating: Seating, seed: int, limits: Limits) -> str:
     """The shell line that replays one game exactly: same seed, seating, options and time limit, run
     where the bot runs (its folder, or the current directory for a NAME=CMD bot)."""
-    words = ["cardarena", "play", seating.game, "--seed", str(seed), "--timeout", f"{limits.decision_timeout:g}"]
+    words = [*cardarena_command(), "play", seating.game, "--seed", str(seed), "--timeout", f"{limits.decision_timeout:g}"]
     if limits.handshake_timeout != Limits.handshake_timeout:
         words += ["--handshake-timeout", f"{limits.handshake_timeout:g}"]
     if limits.sandbox.mode != SandboxSettings.mode:

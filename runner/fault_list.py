@@ -20,6 +20,7 @@ import click
 
 from cardarena.protocol.messages import brief
 from cardarena.check import option_text
+from cardarena.console import cardarena_command
 from cardarena.games import get_game
 from cardarena.games.base import GameError
 from cardarena.referee.faults import FAULT_KINDS, cut, printable, telling_lines
@@ -44,7 +45,7 @@ def reproduce_line(game: StoredGame, entrants: dict[str, dict[str, Any]], settin
     """The shell line that deals `game` again: `cardarena play` with its seed, seats, options and limits,
     run where its NAME=CMD bots ran."""
     limits = (settings or {}).get("limits", {})
-    words = ["cardarena", "play", game.game, "--seed", str(game.seed), "--game-id", game.game_id]
+    words = [*cardarena_command(), "play", game.game, "--seed", str(game.seed), "--game-id", game.game_id]
     if "decision_timeout" in limits:
         words += ["--timeout", f"{limits['decision_timeout']:g}"]
     if limits.get("handshake_timeout", 10.0) != 10.0:
