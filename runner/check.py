@@ -30,7 +30,7 @@ from cardarena.console import (ArgumentError, Seconds, cardarena_command, check_
 from cardarena.games import get_game
 from cardarena.games.base import Game, OptionError
 from cardarena.manifest import Entrant, ManifestError, load_entrant
-from cardarena.referee.faults import BotFault, Fault, cut, plain, printable
+from cardarena.referee.faults import BotFault, Fault, counted, cut, plain, printable
 from cardarena.referee.process import BotProcess, BotSpec, Limits
 from cardarena.samples import SAMPLE_BOTS
 from cardarena.referee.sandbox import SandboxSettings, describe as describe_sandbox
@@ -409,7 +409,8 @@ def describe_verdict(report: CheckReport) -> list[str]:
     """Warnings, then the one-line verdict."""
     lines = [f"WARNING {warning}" for warning in report.warnings()]
     if report.passed:
-        lines.append(f"PASS: {report.bot} played {sum(len(g.seatings) for g in report.games)} games without a fault")
+        played = counted(sum(len(g.seatings) for g in report.games), "game")
+        lines.append(f"PASS: {report.bot} played {played} without a fault")
     else:
         failed = [game.game for game in report.games if game.failures or game.skipped]
         lines.append(f"FAIL: {report.bot}: {len(report.failures)} fault(s)"

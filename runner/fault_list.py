@@ -23,7 +23,7 @@ from cardarena.check import option_text
 from cardarena.console import cardarena_command
 from cardarena.games import get_game
 from cardarena.games.base import GameError
-from cardarena.referee.faults import FAULT_KINDS, cut, printable, telling_lines
+from cardarena.referee.faults import FAULT_KINDS, counted, cut, printable, telling_lines
 from cardarena.tournament.store import ResultStore, StoreError, StoredGame, StoredMatchFault
 
 EXCERPT = 300  # characters of a fault's detail and of what the bot sent, shown per fault
@@ -169,7 +169,7 @@ def faults(results: Path, bot: str | None, as_json: bool) -> None:
         click.echo("\n".join(describe_entry(entry)))
     who = f" of {bot}" if bot is not None else ""
     counts = {name: kinds for name, kinds in fault_counts(games, match_faults).items() if bot is None or name == bot}
-    click.echo(f"{len(entries)} fault{'s' if len(entries) != 1 else ''}{who} in {len(games)} games"
+    click.echo(f"{len(entries)} fault{'s' if len(entries) != 1 else ''}{who} in {counted(len(games), 'game')}"
                + (":" if entries else ""))
     for line in summary_lines(counts):
         click.echo(f"  {line}")

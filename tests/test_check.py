@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cardarena.check import GameCheck, CheckReport, seatings_of
+from cardarena.check import GameCheck, CheckReport, describe_verdict, seatings_of
 from cardarena.cli import main
 from cardarena.console import cardarena_command
 from cardarena.games import get_game
@@ -194,6 +194,15 @@ def test_seatings_cover_every_player_count_partnership_and_seat():
         {(p, False, seat) for p in (2, 3, 4) for seat in range(p)} | {(4, True, seat) for seat in range(4)})
     first_two = seatings_of(get_game("knock-rummy"))[:2]
     assert [(s.players, s.seat) for s in first_two] == [(2, 0), (3, 1)]  # a short check varies both
+
+
+def test_the_verdict_counts_one_game_as_one_game():
+    """Issue 24 item 5: "played 1 games" no more."""
+    one = GameCheck("knock-rummy", seatings=seatings_of(get_game("knock-rummy"))[:1], decision_times=[0.1])
+    report = CheckReport("solo", ("x",), None, Limits(decision_timeout=1.0), games=[one])
+    assert describe_verdict(report)[-1] == "PASS: solo played 1 game without a fault"
+    one.seatings *= 2
+    assert describe_verdict(report)[-1] == "PASS: solo played 2 games without a fault"
 
 
 def test_slow_decisions_warn_without_failing():
