@@ -232,7 +232,7 @@ def test_a_second_answer_to_a_games_last_decision_fails_that_game_and_its_replay
 
 @pytest.mark.parametrize("mode", ["bwrap", "none"])
 def test_a_bot_on_the_sdks_old_import_name_is_told_the_new_one(mode, tmp_path):
-    """README § Layout: the SDK is `cardarena.protocol`; a bot still written `from protocol.bot
+    """runner/README.md: the SDK is `cardarena.protocol`; a bot still written `from protocol.bot
     import run` fails its handshake, and check shows the message that names the new import."""
     skip_without_bwrap(mode)
     bot = python_bot_folder(tmp_path, "old", "import random\nfrom protocol.bot import random_action, run\n"
