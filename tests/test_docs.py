@@ -34,8 +34,10 @@ choices, Dealing`, `§ Retiring: the decision ...`) is prose about the section, 
 
 from __future__ import annotations
 
+import os
 import re
 import unicodedata
+from functools import cache
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -50,9 +52,8 @@ SKIPPED = frozenset({".git", "node_modules", "target", "build", "dist", "__pycac
 #: files whose `§` citations are checked besides Markdown: code, tests, build and configuration files
 CITING_SUFFIXES = (".md", ".py", ".toml", ".js", ".ts", ".c", ".h", ".cpp", ".hpp", ".go", ".rs", ".java",
                    ".rb", ".sh", ".html", ".css", ".txt")
-#: guides that need not be one click from README.md: each kit's ten lines (in sample_bots/README.md's
-#: table) and the note in results/
-SECOND_CLICK = ("sample_bots/*/README.md", "results/README.md")
+#: guides that need not be one click from README.md: each kit's ten lines (in sample_bots/README.md's table)
+SECOND_CLICK = ("sample_bots/*/README.md",)
 
 LINK = re.compile(r"(?<!\!)\[(?:[^\]\[]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 REFERENCE = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s+.*)?$", re.M)
@@ -64,13 +65,12 @@ ITEMS = re.compile(r"^(.*?) (\d+)(?:-(\d+))?$")
 
 
 def files(root: Path, suffixes: tuple[str, ...]) -> list[Path]:
-    """The repository's files with these endings, outside SKIPPED folders, in path order."""
+    """The repository's files with these endings, outside SKIPPED folders (not even walked), in path order."""
     found = []
-    for path in sorted(root.rglob("*")):
-        parts = path.relative_to(root).parts
-        if path.is_file() and path.name.endswith(suffixes) and not SKIPPED & set(parts[:-1]):
-            found.append(path)
-    return found
+    for folder, subfolders, names in os.walk(root):
+        subfolders[:] = [name for name in subfolders if name not in SKIPPED]
+        found += [Path(folder) / name for name in names if name.endswith(suffixes)]
+    return sorted(found)
 
 
 def prose_lines(text: str) -> list[tuple[int, str]]:
@@ -104,6 +104,7 @@ def slug(text: str) -> str:
     return kept.replace(" ", "-")
 
 
+@cache
 def headings(path: Path) -> list[tuple[str, int]]:
     """The rendered text of each heading of a Markdown file, with its line number."""
     return [(heading_text(match.group(1)), number) for number, line in prose_lines(path.read_text())
