@@ -25,12 +25,12 @@ from typing import Any, Callable, Iterable
 
 import click
 
-from cardarena.console import (ArgumentError, Seconds, check_writable_file, pass_env_option, require_own_views,
-                               require_sandbox, sandbox_option)
+from cardarena.console import (ArgumentError, Seconds, cardarena_command, check_writable_file, pass_env_option,
+                               require_own_views, require_sandbox, sandbox_option)
 from cardarena.games import get_game
 from cardarena.games.base import Game, OptionError
 from cardarena.manifest import Entrant, ManifestError, load_entrant
-from cardarena.referee.faults import BotFault, Fault, cut, plain, printable
+from cardarena.referee.faults import BotFault, Fault, counted, cut, plain, printable
 from cardarena.referee.process import BotProcess, BotSpec, Limits
 from cardarena.samples import SAMPLE_BOTS
 from cardarena.referee.sandbox import SandboxSettings, describe as describe_sandbox
@@ -232,7 +232,7 @@ def opponents(bot_name: str, count: int) -> list[BotSpec]:
 def reproduce_command(bot: BotSpec, seated: list[BotSpec], seating: Seating, seed: int, limits: Limits) -> str:
     """The shell line that replays one game exactly: same seed, seating, options and time limit, run
     where the bot runs (its folder, or the current directory for a NAME=CMD bot)."""
-    words = ["cardarena", "play", seating.game, "--seed", str(seed), "--timeout", f"{limits.decision_timeout:g}"]
+    words = [*cardarena_command(), "play", seating.game, "--seed", str(seed), "--timeout", f"{limits.decision_timeout:g}"]
     if limits.handshake_timeout != Limits.handshake_timeout:
         words += ["--handshake-timeout", f"{limits.handshake_timeout:g}"]
     if limits.sandbox.mode != SandboxSettings.mode:
@@ -409,7 +409,8 @@ def describe_verdict(report: CheckReport) -> list[str]:
     """Warnings, then the one-line verdict."""
     lines = [f"WARNING {warning}" for warning in report.warnings()]
     if report.passed:
-        lines.append(f"PASS: {report.bot} played {sum(len(g.seatings) for g in report.games)} games without a fault")
+        played = counted(sum(len(g.seatings) for g in report.games), "game")
+        lines.append(f"PASS: {report.bot} played {played} without a fault")
     else:
         failed = [game.game for game in report.games if game.failures or game.skipped]
         lines.append(f"FAIL: {report.bot}: {len(report.failures)} fault(s)"

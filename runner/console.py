@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -105,11 +106,11 @@ def result_table(record: GameRecord) -> str:
 
 SANDBOX_HELP = ("How bots are confined: auto (bubblewrap where it runs, else a warning and what none gives), "
                 "bwrap (refuse to run without it), none (clean environment and caps, and a PID namespace of its "
-                "own where unshare works; README \"Sandbox\").")
+                "own where unshare works; runner/referee/SANDBOX.md).")
 
 
 def sandbox_option(default: str | None) -> Any:
-    """The --sandbox option of play, run and check (README "Sandbox")."""
+    """The --sandbox option of play, run and check (runner/referee/SANDBOX.md)."""
     return click.option("--sandbox", "sandbox_mode", type=click.Choice(SANDBOX_MODES), default=default,
                         show_default=default is not None, help=SANDBOX_HELP)
 
@@ -129,6 +130,16 @@ def require_sandbox(settings: SandboxSettings) -> None:
         raise ArgumentError(str(error)) from None
 
 
+def cardarena_command() -> list[str]:
+    """The words that start this cardarena from any shell, its virtual environment active or not (for
+    reproduce lines): the `cardarena` script beside this interpreter, as in a venv's bin/, else this
+    interpreter with `-m cardarena.cli` (pip put the script elsewhere, as with --user)."""
+    script = Path(sys.executable).parent / "cardarena"
+    if script.is_file() and os.access(script, os.X_OK):
+        return [str(script)]
+    return [sys.executable, "-m", "cardarena.cli"]
+
+
 #: where `run` writes results by default (results/<name>.sqlite and its logs), relative to the current directory
 RESULTS_DIR = Path("results")
 
@@ -137,7 +148,7 @@ def require_own_views(bots: Sequence[BotSpec], settings: SandboxSettings, protec
                       trusted: Sequence[BotSpec] = ()) -> None:
     """Refuse, before any bot starts, a layout in which a bot would see more than its own files: the
     `protected` paths (as (what, path); None for one not in use), the results folder of the current
-    directory, or another bot's files (README "Sandbox"). `trusted` bots (check's opponents) may share
+    directory, or another bot's files (SANDBOX.md § A bot sees its own files and nothing else). `trusted` bots (check's opponents) may share
     files with the others. Without a sandbox (`--sandbox none`) bots see what the organiser sees anyway."""
     if settings.mode == NONE:
         return

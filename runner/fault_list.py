@@ -20,9 +20,10 @@ import click
 
 from cardarena.protocol.messages import brief
 from cardarena.check import option_text
+from cardarena.console import cardarena_command
 from cardarena.games import get_game
 from cardarena.games.base import GameError
-from cardarena.referee.faults import FAULT_KINDS, cut, printable, telling_lines
+from cardarena.referee.faults import FAULT_KINDS, counted, cut, printable, telling_lines
 from cardarena.tournament.store import ResultStore, StoreError, StoredGame, StoredMatchFault
 
 EXCERPT = 300  # characters of a fault's detail and of what the bot sent, shown per fault
@@ -44,7 +45,7 @@ def reproduce_line(game: StoredGame, entrants: dict[str, dict[str, Any]], settin
     """The shell line that deals `game` again: `cardarena play` with its seed, seats, options and limits,
     run where its NAME=CMD bots ran."""
     limits = (settings or {}).get("limits", {})
-    words = ["cardarena", "play", game.game, "--seed", str(game.seed), "--game-id", game.game_id]
+    words = [*cardarena_command(), "play", game.game, "--seed", str(game.seed), "--game-id", game.game_id]
     if "decision_timeout" in limits:
         words += ["--timeout", f"{limits['decision_timeout']:g}"]
     if limits.get("handshake_timeout", 10.0) != 10.0:
@@ -168,7 +169,7 @@ def faults(results: Path, bot: str | None, as_json: bool) -> None:
         click.echo("\n".join(describe_entry(entry)))
     who = f" of {bot}" if bot is not None else ""
     counts = {name: kinds for name, kinds in fault_counts(games, match_faults).items() if bot is None or name == bot}
-    click.echo(f"{len(entries)} fault{'s' if len(entries) != 1 else ''}{who} in {len(games)} games"
+    click.echo(f"{len(entries)} fault{'s' if len(entries) != 1 else ''}{who} in {counted(len(games), 'game')}"
                + (":" if entries else ""))
     for line in summary_lines(counts):
         click.echo(f"  {line}")

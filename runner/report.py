@@ -22,7 +22,7 @@ from typing import Any, Iterable, Sequence
 from tabulate import tabulate
 
 from cardarena.ratings import Ratings, comparisons_from_ranks, elo_of_score, rate, score_interval, score_superiority
-from cardarena.referee.faults import printable
+from cardarena.referee.faults import counted, printable
 from cardarena.tournament.store import StoredGame
 
 FORMATS = ("table", "markdown", "csv", "json")
@@ -289,9 +289,9 @@ def render(boards: Sequence[Board], fmt: str = "table", superiority: bool = Fals
     style = "github" if fmt == "markdown" else "simple"
     parts = []
     for b in boards:
-        heading = f"## {b.title}" if fmt == "markdown" else f"{b.title}: {b.games} games"
+        heading = f"## {b.title}" if fmt == "markdown" else f"{b.title}: {counted(b.games, 'game')}"
         if fmt == "markdown":
-            heading += f"\n\n{b.games} games"
+            heading += f"\n\n{counted(b.games, 'game')}"
         parts.append(heading)
         parts.append(tabulate([row.cells() for row in b.rows], headers=HEADERS, tablefmt=style,
                               colalign=("right", "left", "right", "left", "right", "right", "left", "right")))

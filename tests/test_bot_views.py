@@ -1,8 +1,8 @@
-"""A bot sees its own files and nothing else, whatever the layout (README "Sandbox"): the results file,
+"""A bot sees its own files and nothing else, whatever the layout (SANDBOX.md § A bot sees its own files and nothing else): the results file,
 the bot logs, the league file and other bots are never in any bot's view. A layout that would show one
 of them is refused by run, play and check before any bot starts, in one line saying what to do.
 
-The hostile case is issue 20's: the league file at the project root, as the README lays it out, with
+The hostile case is issue 20's: the league file at the project root, as runner/tournament/README.md (§ League files) lays it out, with
 a NAME=CMD bot beside it: its folder was the project root, mounted whole, deal secret included.
 """
 
@@ -38,7 +38,7 @@ def refused(done: subprocess.CompletedProcess, *phrases: str) -> bool:
 
 
 def project(tmp_path: Path) -> Path:
-    """A project as the README lays one out: the random bot's folder, a spy script at the root, readable
+    """A project as runner/tournament/README.md (§ League files) lays one out: the random bot's folder, a spy script at the root, readable
     by others like published bots (a root organiser's bots run as nobody)."""
     root = tmp_path / "project"
     (root / "bots").mkdir(parents=True)

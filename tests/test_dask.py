@@ -33,7 +33,7 @@ pytestmark = pytest.mark.dask
 
 RANDOM_BOT = ROOT / "sample_bots" / "random" / "bot.py"
 START_SECONDS = 30
-WORKER_ENVIRONMENT = {"DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False"}  # as README's worker command sets it
+WORKER_ENVIRONMENT = {"DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False"}  # as DASK.md's worker command sets it
 DEALS, GAMES = 4, 72  # per table; in all (3 Casino tables of 8 games, 3 Knock Rummy tables of 16)
 
 
@@ -66,7 +66,7 @@ def _environment() -> dict[str, str]:
 
 def start_cluster(folder: Path, workers: int = 2, worker_options: tuple[str, ...] = ()) -> Cluster:
     """A scheduler on a free port of 127.0.0.1 (its HTTP server too, so clusters started at once do
-    not contend for port 8787) and `workers` one-thread workers, started as the README says; waits
+    not contend for port 8787) and `workers` one-thread workers, started as runner/tournament/DASK.md says; waits
     until every worker has joined. What was started is stopped again if the cluster cannot start."""
     folder.mkdir(parents=True, exist_ok=True)
     scheduler_file = folder / "scheduler.json"

@@ -128,7 +128,7 @@ def test_report_lists_a_game_it_cannot_replay_with_the_reason(results, tmp_path)
     result = CliRunner().invoke(main, ["report", str(copy), "-o", str(tmp_path / "r.html"),
                                                        "--bootstrap", "0"])
     assert result.exit_code == 0, result.output
-    assert "warning: 1 games could not be replayed" in result.stderr
+    assert "warning: 1 game could not be replayed" in result.stderr
     page = (tmp_path / "r.html").read_text()
     assert f"{esc(victim)}<span class=\"small\"> (no replay: played under rules v0" in page
 

@@ -84,7 +84,7 @@ def protocol_sections() -> set[str]:
 
 
 def cited_sections() -> dict[str, str]:
-    """Every `PROTOCOL.md § Title` (and `(§ Title)` in a fault rule) cited in the code: title -> where."""
+    """Every `PROTOCOL.md § <title>` (and `(§ <title>)` in a fault rule) cited in the code: title -> where."""
     cited = {}
     texts = {f"FAULT_KINDS[{kind!r}]": rule for kind, rule in FAULT_KINDS.items()}
     for folder in ("runner", "protocol", "sample_bots"):

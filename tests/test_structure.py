@@ -1,4 +1,4 @@
-"""The package's import structure (README § Layout): layers import only downwards, and no two
+"""The package's import structure (runner/README.md): layers import only downwards, and no two
 modules import each other, directly or round a longer cycle."""
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ from cardarena.games.base import GameError
 from cardarena.html import esc, page, plain_text, write_assets
 from cardarena.html.replay import replay_data, replay_page
 from cardarena.ratings import RatingError, comparisons_from_ranks, rate, tally
+from cardarena.referee.faults import counted
 from cardarena.report import Board, leaderboards
 from cardarena.tournament.commands import MAX_BOOTSTRAP, _parse_anchor
 from cardarena.tournament.store import ResultStore, StoreError, StoredGame
@@ -134,7 +135,7 @@ def _crosstable(b: Board, games: Sequence[StoredGame]) -> str:
                     else f"{b.ratings.rating[a] - b.ratings.rating[c]:+.0f}")
             hue = round(120 * share)
             cells.append(f'<td style="background:hsl({hue},60%,88%)" title="{esc(a)} against {esc(c)}">'
-                         f'<b>{100 * share:.0f}%</b><br><span class="small">{met[key]} games'
+                         f'<b>{100 * share:.0f}%</b><br><span class="small">{counted(met[key], "game")}'
                          f'{", Elo " + diff if diff else ""}</span></td>')
         body.append(f"<tr>{''.join(cells)}</tr>")
     return (f'<table class="crosstable"><thead><tr><th>row against column</th>{head}</tr></thead>'
@@ -299,14 +300,15 @@ def write_report(results: Path, out: Path, anchor: tuple[str, float] | None = No
         toc.append(f'<li><a href="#{anchor_id}">{esc(b.title)}</a></li>')
         sections.append(
             f'<section class="board-section" id="{anchor_id}" data-title="{esc(b.title)}">'
-            f'<h2>{esc(b.title)}</h2><p>{b.games} games</p>{_leaderboard(b)}'
+            f'<h2>{esc(b.title)}</h2><p>{counted(b.games, "game")}</p>{_leaderboard(b)}'
             f'<h3>Crosstable</h3>{_crosstable(b, board_games)}'
             f'<h3>Ratings as games accumulate</h3>{_convergence(b, board_games, anchor)}</section>')
-    failed = (f'<p class="note">{len(failures)} games could not be replayed (see the list).</p>' if failures else "")
+    failed = (f'<p class="note">{counted(len(failures), "game")} could not be replayed (see the list).</p>'
+              if failures else "")
     where = (f"Each game links to its replay page in <code>{esc(folder.name)}/</code> beside this file."
              if folder is not None else "Replays were not written (--no-replays).")
     body = (f'<main class="report"><h1>{esc(name)}</h1>'
-            f'<p>{len(games)} games from <code>{esc(results)}</code>. Elo: Bradley–Terry maximum likelihood, '
+            f'<p>{counted(len(games), "game")} from <code>{esc(results)}</code>. Elo: Bradley–Terry maximum likelihood, '
             f'95% bootstrap intervals over duplicate sets ({bootstrap} resamples). {where}</p>'
             f'<nav><ul>{"".join(toc)}<li><a href="#faults">faults</a></li><li><a href="#game-list">games</a></li>'
             f'</ul></nav>{"".join(sections) or "<p>No games recorded yet.</p>"}'
@@ -336,6 +338,6 @@ def report(results: Path, out: Path, anchor: str | None, bootstrap: int, replays
     where = f" and {summary.games - summary.replay_failures} replays in {summary.replays}/" if summary.replays else ""
     click.echo(f"wrote {summary.path} ({size / 1e6:.2f} MB){where} in {summary.seconds:.1f} s")
     if summary.replay_failures:
-        click.echo(f"warning: {summary.replay_failures} games could not be replayed (the report's game list says why)",
-                   err=True)
+        click.echo(f"warning: {counted(summary.replay_failures, 'game')} could not be replayed (the report's game "
+                   "list says why)", err=True)
 

@@ -39,6 +39,11 @@ MAX_NESTING = 40  # levels of a value kept as evidence (beyond the decoder's 32:
 _MAX_INT_BITS = 64  # msgpack's widest int; a wider Python int is kept as a description
 
 
+def counted(count: int, noun: str) -> str:
+    """`count` and `noun`, plural unless the count is one: "1 game", "2 games", "0 games"."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def cut(text: str, limit: int, keep: str = "start") -> str:
     """`text` if it has at most `limit` characters, else its start (or end) with the full length
     noted, the whole within `limit` characters (so cutting twice changes nothing)."""

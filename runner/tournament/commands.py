@@ -27,7 +27,7 @@ from cardarena.games import get_game
 from cardarena.games.base import GameError, OptionError, score_to_wire
 from cardarena.html.replay import write_replay_page
 from cardarena.fault_list import fault_counts, summary_lines
-from cardarena.referee.faults import BotFault, Fault, printable, telling_lines
+from cardarena.referee.faults import BotFault, Fault, counted, printable, telling_lines
 from cardarena.referee.process import BotProcess, BotSpec, Limits
 from cardarena.ratings import RatingError
 from cardarena.report import FORMATS, leaderboards, render
@@ -558,7 +558,7 @@ def salvage(broken: Path, out: Path) -> None:
         raise click.ClickException(str(error)) from None
     lost = "; ".join(f"{table}: {count} damaged stretch(es) skipped" for table, count in report.unreadable.items())
     shutdown = f", {report.match_faults} fault(s) at shutdown" if report.match_faults else ""
-    click.echo(f"{out}: salvaged {report.games} games{shutdown} and {report.entrants} bots from {broken}"
+    click.echo(f"{out}: salvaged {counted(report.games, 'game')}{shutdown} and {report.entrants} bots from {broken}"
                + (f" ({lost})" if lost else ""))
     if report.incomplete_games:
         click.echo(f"warning: {report.incomplete_games} game(s) had their row or their actions unreadable and "

@@ -54,7 +54,7 @@ CONNECT_SECONDS = 10.0  # how long to try reaching a scheduler before giving up
 WORKER_WAIT_SECONDS = 60.0  # how long to wait for a cluster's first worker, or for one after all have left
 _WORKER_LOOK_SECONDS = 1.0  # how often a run that hears nothing looks whether the cluster still has workers
 BATCH_SECONDS = 0.2  # how long a finished game may wait on a worker for others to travel with it
-#: What README's worker command sets (as DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False), and so the
+#: What DASK.md's worker command sets (as DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False), and so the
 #: local cluster too: the statistical profiler samples the thread running a task every 10 ms, and
 #: this thread only waits for its portion host
 WORKER_CONFIG = {"distributed.worker.profile.enabled": False}
@@ -142,7 +142,7 @@ class DaskExecutor(Executor):
         return [_unsandboxed_warning(worker, problem, "run") for worker, problem in lacking.items()]
 
     def _worker_command(self) -> str:
-        """README's command that starts workers for this cluster."""
+        """DASK.md's command that starts workers for this cluster."""
         return (f"DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False dask worker {self.address} "
                 "--nworkers N --nthreads 1 --memory-limit 0")
 

@@ -13,7 +13,7 @@
     format = "round-robin"          # or "gauntlet", with challengers = ["new-bot"]
     max_tables = 200                # above this many tables per game, a balanced sample of them
     pin_cores = true                # pin each worker (and its bots) to one core
-    sandbox = "auto"                # "auto", "bwrap" or "none" (README "Sandbox")
+    sandbox = "auto"                # "auto", "bwrap" or "none" (runner/referee/SANDBOX.md)
     # scheduler = "tcp://host:8786" # play on this Dask cluster instead of this machine's cores
     # baseline = "old-bot"          # an SPRT of the one challenger against this bot (needs [sprt])
     # max_games = 20000             # the SPRT stops undecided after this many games

@@ -1,6 +1,6 @@
 """Dask benchmark: games per second of the same run on LocalExecutor --jobs 2 and on a Dask cluster of
-two one-thread workers (a real `dask scheduler` and `dask worker`s on 127.0.0.1, started as README
-says), and where the difference goes.
+two one-thread workers (a real `dask scheduler` and `dask worker`s on 127.0.0.1, started as
+runner/tournament/DASK.md says), and where the difference goes.
 
 The sample league's bots play the same schedule (every game, the same deals) both ways, each game
 written to SQLite as it arrives, in rounds that alternate the two (this machine is noisy; the
