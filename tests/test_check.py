@@ -136,10 +136,10 @@ def test_text_report_and_replay_line_reproduce_the_fault(tmp_path):
     assert any("rule:" in line and FAULT_KINDS["illegal"] in line for line in lines)
     assert lines[-1].startswith("FAIL: illegal: 1 fault(s) in knock-rummy")
     [replay] = [line.split("reproduce: ", 1)[1] for line in lines if "reproduce: " in line]
-    # Run the line as printed, with this interpreter standing for the `cardarena` script (which
-    # may not be on PATH where pip put scripts elsewhere).
-    assert " && cardarena play " in replay
-    replay = replay.replace(" && cardarena play ", f" && {shlex.quote(sys.executable)} -m cardarena.cli play ")
+    # The line runs as printed from any shell: it names this cardarena by its full path, so it needs
+    # neither the venv active nor the script on PATH.
+    words = shlex.split(replay)
+    assert words[2] == "&&" and Path(words[3]).is_absolute() and "play" in words[4:7]
     played = subprocess.run(replay, shell=True, capture_output=True, text=True, timeout=60)
     assert "FAULT illegal: illegal (knock-rummy, game knock-rummy-0, seat 0, decision 2)" in played.stderr
     failure = junit_cases(junit)["knock-rummy"].find("failure")
@@ -213,7 +213,7 @@ def test_a_second_answer_to_a_games_last_decision_fails_that_game_and_its_replay
     assert f"after its answer to decision {first['decision']} that no request asked for" in first["detail"]
     assert first["message"]["type"] == "action" and first["message"]["action"]["type"] == "knock"
     command = shlex.split(first["reproduce"])  # cd FOLDER && cardarena play ...
-    replay = CliRunner().invoke(main, command[command.index("cardarena") + 1:] + ["--quiet"], catch_exceptions=False)
+    replay = CliRunner().invoke(main, command[command.index("play"):] + ["--quiet"], catch_exceptions=False)
     assert replay.exit_code == 1 and "Traceback" not in replay.stderr
     assert (f"FAULT double_knock: protocol (knock-rummy, game knock-rummy-{first['seed']}, seat {first['seat']}, "
             f"decision {first['decision']}): sent 54 bytes after its answer") in replay.stderr
