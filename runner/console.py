@@ -9,7 +9,7 @@ from typing import Any, Sequence
 import click
 from tabulate import tabulate
 
-from cardarena.referee.match import GameRecord
+from cardarena.record import GameRecord
 from cardarena.referee.process import BotSpec, check_seconds
 
 

@@ -29,7 +29,7 @@ from cardarena.record import GameRecord
 from cardarena.referee.faults import Fault, cut, printable, telling_lines
 from cardarena.tournament.store import StoredMatchFault
 
-EXCERPT = 300  # characters of a fault's detail and of what the bot sent in a listing of many faults
+EXCERPT = 300  # characters of a fault's detail shown (JSON has it whole); what was sent is bounded already
 STDERR_LINES = 5  # telling stderr lines in a listing of many faults
 
 
@@ -50,16 +50,16 @@ class FaultEntry:
 
 @dataclass(frozen=True)
 class TextForm:
-    """How a text rendering leads and how much evidence it shows: `check` (one bot, every detail)
-    leads with FAULT and the table; a listing of many faults leads with the bot and the game id."""
+    """How a text rendering leads and how much of the stderr it shows: `check` (one bot) leads with
+    FAULT and the table and shows a whole stack trace; a listing of many faults leads with the bot
+    and the game id."""
 
     lead: str  # "check" or "listing"
-    excerpt: int  # characters of the detail and of what was sent
     stderr_lines: int
 
 
-CHECK_TEXT = TextForm("check", 2048, 25)
-LISTING_TEXT = TextForm("listing", EXCERPT, STDERR_LINES)
+CHECK_TEXT = TextForm("check", 25)
+LISTING_TEXT = TextForm("listing", STDERR_LINES)
 
 
 # -- the fields every rendering shows -------------------------------------------------------------
@@ -95,13 +95,19 @@ def play_line(game: str, seed: int, bots: Sequence[str], options: Mapping[str, A
     return line if cwd is None else f"cd {shlex.quote(cwd)} && {line}"
 
 
-def sent_text(fault: Fault, limit: int = EXCERPT) -> str:
-    """What the bot sent: the decoded message where it decoded, else the bytes as hex; or `nothing`."""
+def detail_text(fault: Fault) -> str:
+    """What was wrong, cut to EXCERPT characters (JSON keeps it whole)."""
+    return cut(fault.detail, EXCERPT)
+
+
+def sent_text(fault: Fault) -> str:
+    """What the bot sent: the decoded message where it decoded (in brief), else the bytes kept as
+    evidence (at most MAX_EVIDENCE) as hex; or `nothing`."""
     if fault.message is not None:
-        return cut(brief(fault.message), limit)
+        return brief(fault.message)
     if fault.data:
         more = f" ({fault.data_length:,} bytes in all)" if fault.data_length > len(fault.data) else ""
-        return cut(f"hex {fault.data.hex(' ')}", limit) + more
+        return f"hex {fault.data.hex(' ')}{more}"
     return "nothing"
 
 
@@ -127,7 +133,7 @@ def place(entry: FaultEntry, lead: str, escape: Callable[[str], str] = str, game
 def headline(entry: FaultEntry, form: TextForm) -> str:
     """The fault's first line (not yet escaped)."""
     fault = entry.fault
-    detail = cut(fault.detail, form.excerpt)
+    detail = detail_text(fault)
     if form.lead == "check":
         who = f"opponent {fault.bot}" if entry.opponent else fault.bot
         return f"FAULT {fault.kind}{place(entry, 'check')}: {who}: {detail}"
@@ -139,7 +145,7 @@ def headline(entry: FaultEntry, form: TextForm) -> str:
 def text_lines(entry: FaultEntry, form: TextForm = LISTING_TEXT) -> list[str]:
     """A fault as a headline and indented evidence, control characters escaped."""
     fault = entry.fault
-    lines = [headline(entry, form), f"    sent:      {sent_text(fault, form.excerpt)}", f"    rule:      {fault.rule}"]
+    lines = [headline(entry, form), f"    sent:      {sent_text(fault)}", f"    rule:      {fault.rule}"]
     stderr = telling_lines(fault.stderr_tail, form.stderr_lines)
     if stderr:
         lines.append(f"    stderr:    {stderr[0]}")
@@ -179,10 +185,10 @@ def html_item(entry: FaultEntry, link: str | None = None, evidence: bool = True)
     with `evidence` what was sent, the rule, the stderr lines and the reproduce line."""
     fault = entry.fault
     where = place(entry, "listing", esc, f'<a href="{esc(link)}">{esc(fault.game_id)}</a>' if link else None)
-    line = f"<b>{esc(fault.kind)}</b> {where}: {esc(fault.detail, EXCERPT)}"
+    line = f"<b>{esc(fault.kind)}</b> {where}: {esc(detail_text(fault))}"
     if not evidence:
         return f"<li>{line}</li>"
-    extra = [f'<div>sent: <code>{esc(sent_text(fault), 600)}</code></div>', f'<div>rule: {esc(fault.rule)}</div>']
+    extra = [f'<div>sent: <code>{esc(sent_text(fault))}</code></div>', f'<div>rule: {esc(fault.rule)}</div>']
     stderr = telling_lines(fault.stderr_tail, STDERR_LINES)
     if stderr:
         extra.append(f'<div>stderr:</div><pre>{esc(chr(10).join(stderr))}</pre>')
@@ -236,7 +242,7 @@ def markdown(entries: Sequence[FaultEntry]) -> str:
     for entry in entries:
         fault = entry.fault
         lines = [f"- **{markdown_text(fault.bot)}**: {markdown_text(fault.kind)} {place(entry, 'listing', markdown_text)}: "
-                 f"{markdown_text(cut(fault.detail, EXCERPT))}",
+                 f"{markdown_text(detail_text(fault))}",
                  f"  - sent: {markdown_code(sent_text(fault))}", f"  - rule: {markdown_text(fault.rule)}"]
         stderr = telling_lines(fault.stderr_tail, STDERR_LINES)
         if stderr:
