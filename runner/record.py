@@ -101,7 +101,7 @@ class GameRecord:
                        faults=[Fault.from_dict(fault) for fault in data.get("faults", ())],
                        decision_times=[(seat, seconds) for seat, seconds in data.get("decision_times", ())],
                        duration=data.get("duration", 0.0), placement=None if placement is None else Placement(**placement))
-        except (KeyError, TypeError, ValueError, AttributeError) as error:
+        except (KeyError, TypeError, ValueError, AttributeError, ZeroDivisionError) as error:
             raise RecordError(f"not a game record ({type(error).__name__}: {error})") from None
 
     @classmethod
@@ -152,13 +152,16 @@ def _actions(pairs: Sequence[Sequence[Any]]) -> list[tuple[int, dict[str, Any]]]
 
 
 def _result(wire: Mapping[str, Any] | None) -> Result | None:
-    """A result from its wire form. Every engine ranks by score (`Result.from_scores`), so the scores and
-    teams give back its ranks too, which the results file does not keep apart from the faulted ranks."""
+    """A result from its wire form. Every engine ranks by score as `Result.from_scores` does, so the
+    scores give back its ranks, which the results file keeps only as ranked after faults. They are
+    counted here on the wire scores (ints where whole): comparing Fractions would make reading a
+    large results file twice as slow."""
     if wire is None:
         return None
-    scores = [Fraction(*score) if isinstance(score, list) else Fraction(score) for score in wire["scores"]]
+    exact = [Fraction(*score) if isinstance(score, list) else score for score in wire["scores"]]
+    ranks = tuple(sum(1 for other in exact if other > score) for score in exact)
     teams = wire.get("teams")
-    result = Result.from_scores(scores, None if teams is None else tuple(teams))
+    result = Result(tuple(map(Fraction, exact)), ranks, None if teams is None else tuple(teams))
     if "ranks" in wire and list(wire["ranks"]) != list(result.ranks):
         raise ValueError(f"ranks {wire['ranks']} are not those of scores {wire['scores']}")
     return result
