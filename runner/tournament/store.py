@@ -231,9 +231,9 @@ class ResultStore:
     def games(self, game_id: str | None = None, actions: bool = False) -> Iterator[GameRecord]:
         """Every recorded game in game-id order (or just the one called `game_id`), with its actions
         when `actions` is true (replays need them; ratings and reports do not)."""
-        columns = "games.*, actions.actions" if actions else "games.*, NULL"
-        query = f"SELECT {columns} FROM games LEFT JOIN actions USING (game_id)"
-        query, arguments = (query + " ORDER BY game_id", ()) if game_id is None else (query + " WHERE game_id = ?", (game_id,))
+        query = ("SELECT games.*, actions.actions FROM games LEFT JOIN actions USING (game_id)" if actions
+                 else "SELECT *, NULL FROM games")
+        query, arguments = (f"{query} ORDER BY game_id", ()) if game_id is None else (f"{query} WHERE game_id = ?", (game_id,))
         with self._guard():
             for row in self.db.execute(query, arguments):
                 yield GameRecord.from_row(row[:_GAME_COLUMNS], row[_GAME_COLUMNS])
