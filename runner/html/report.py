@@ -211,10 +211,9 @@ def _game_list(games: Sequence[GameRecord], links: dict[str, str], failures: dic
             f'<tbody>{"".join(rows)}</tbody></table>')
 
 
-def _write_replays(store: ResultStore, games: Sequence[GameRecord], folder: Path, report_name: str,
-                   ) -> tuple[dict[str, str], dict[str, str]]:
-    """A replay page per game in `folder`; the link to each (relative to the report) and the
-    reason for each game that could not be replayed."""
+def _write_replays(store: ResultStore, folder: Path, report_name: str) -> tuple[dict[str, str], dict[str, str]]:
+    """A replay page per game of `store` (read with its actions, in game-id order) in `folder`; the
+    link to each (relative to the report) and the reason for each game that could not be replayed."""
     folder.mkdir(parents=True, exist_ok=True)
     for stale in folder.iterdir():
         if _REPLAY_FILE.fullmatch(stale.name):
@@ -223,9 +222,9 @@ def _write_replays(store: ResultStore, games: Sequence[GameRecord], folder: Path
     links: dict[str, str] = {}
     failures: dict[str, str] = {}
     back = "../" + quote(report_name)
-    for number, game in enumerate(games, 1):
+    for number, game in enumerate(store.games(actions=True), 1):
         try:
-            data = replay_data(next(store.games(game.game_id, actions=True)))
+            data = replay_data(game)
         except GameError as error:
             failures[game.game_id] = plain_text(error, 300)
             continue
@@ -243,7 +242,7 @@ def write_report(results: Path, out: Path, anchor: tuple[str, float] | None = No
         games = list(store.games())
         boards = leaderboards(games, anchor=anchor, bootstrap=bootstrap)
         folder = replay_folder(out) if replays else None
-        links, failures = (_write_replays(store, games, folder, out.name) if folder is not None else ({}, {}))
+        links, failures = (_write_replays(store, folder, out.name) if folder is not None else ({}, {}))
         settings = store.settings() or {}
         name = settings.get("name") or results.stem
         faults = stored_entries(games, store.entrants(), settings, match_faults=store.match_faults())
