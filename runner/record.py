@@ -20,7 +20,11 @@ from cardarena.referee.faults import Fault
 
 
 class RecordError(ValueError):
-    """Data that is not a game record; the message says where and why."""
+    """Data that is not a game record; the message says where and why (`reason`: why alone)."""
+
+    def __init__(self, reason: str, source: str = "not a game record"):
+        super().__init__(f"{source} ({reason})")
+        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -93,6 +97,8 @@ class GameRecord:
     def from_dict(cls, data: Mapping[str, Any]) -> "GameRecord":
         """The record `to_dict` gave, or that an earlier `play --record` wrote (without decision times);
         RecordError when `data` is not a game record."""
+        if not isinstance(data, Mapping):
+            raise RecordError(f"a {type(data).__name__}, not a JSON object")
         try:
             placement = data.get("placement")
             return cls(game_id=data["game_id"], game=data["game"], rules_version=data["rules_version"],
@@ -101,8 +107,10 @@ class GameRecord:
                        faults=[Fault.from_dict(fault) for fault in data.get("faults", ())],
                        decision_times=[(seat, seconds) for seat, seconds in data.get("decision_times", ())],
                        duration=data.get("duration", 0.0), placement=None if placement is None else Placement(**placement))
-        except (KeyError, TypeError, ValueError, AttributeError, ZeroDivisionError) as error:
-            raise RecordError(f"not a game record ({type(error).__name__}: {error})") from None
+        except KeyError as error:
+            raise RecordError(f"no {error} in it") from None
+        except (TypeError, ValueError, AttributeError, ZeroDivisionError) as error:
+            raise RecordError(str(error)) from None
 
     @classmethod
     def read_json(cls, path: Path) -> "GameRecord":
@@ -110,16 +118,18 @@ class GameRecord:
         problem = f"{path}: not a game record written by 'cardarena play --record'"
         try:
             return cls.from_dict(json.loads(Path(path).read_text()))
-        except (OSError, ValueError) as error:  # RecordError and JSON's errors are ValueErrors
-            raise RecordError(f"{problem} ({str(error).removeprefix('not a game record ')})") from None
+        except RecordError as error:
+            raise RecordError(error.reason, problem) from None
+        except (OSError, ValueError) as error:  # JSON's errors are ValueErrors
+            raise RecordError(str(error), problem) from None
         except RecursionError:  # json descends once per level of nesting
-            raise RecordError(f"{problem} (nested too deeply to read)") from None
+            raise RecordError("nested too deeply to read", problem) from None
 
     def storage_row(self) -> tuple[Any, ...]:
         """The row of the results file's games table (its columns in schema order); the actions go
         in a table of their own (`actions_text`)."""
         if self.placement is None or self.result is None:
-            raise RecordError(f"{self.game_id}: only a finished game placed in a tournament is stored")
+            raise RecordError("only a finished game placed in a tournament is stored", self.game_id)
         place = self.placement
         return (self.game_id, place.match_id, self.game, self.rules_version, json.dumps(self.options, sort_keys=True),
                 self.seed, place.deal, place.rotation, place.cluster, json.dumps(self.seats), json.dumps(self.scores),

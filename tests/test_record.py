@@ -97,13 +97,14 @@ def test_a_record_written_by_an_earlier_version_still_reads(tmp_path):
 
 
 @pytest.mark.parametrize("text, why", [
-    ("[1, 2]", "not a game record"),
+    ("[1, 2]", "a list, not a JSON object"),
     (json.dumps({**OLD_RECORD, "actions": [[0, "trail"]]}), "actions must be"),
     (json.dumps({**OLD_RECORD, "faults": [{"kind": "nonsense", "bot": "a", "detail": ""}]}), "unknown fault kind"),
-    (json.dumps({**OLD_RECORD, "result": {"scores": [[1, 0], 0]}}), "ZeroDivisionError"),
+    (json.dumps({**OLD_RECORD, "result": {"scores": [[1, 0], 0]}}), r"\(Fraction\(1, 0\)\)"),
+    (json.dumps({"game": "casino"}), "no .game_id. in it"),
     ("[" * 100_000, "nested too deeply"),
     ("{", "Expecting"),
-], ids=["a list", "bad actions", "bad fault", "zero denominator", "deep nesting", "bad JSON"])
+], ids=["a list", "bad actions", "bad fault", "zero denominator", "a key missing", "deep nesting", "bad JSON"])
 def test_a_file_that_is_not_a_record_is_one_clear_error(tmp_path, text, why):
     path = tmp_path / "bad.json"
     path.write_text(text)
