@@ -41,8 +41,9 @@ class Placement:
 class GameRecord:
     """Everything needed to score, audit and replay one game: seed + actions reproduce it.
 
-    A record read from a results file has its actions only when asked for them (`with_actions`),
-    since ratings and reports need none, and no decision times (the file keeps none).
+    A record read from a results file has its actions only when asked for them
+    (`ResultStore.games(actions=True)`: ratings and reports need none), and no decision times (the
+    file keeps none).
     """
 
     game_id: str
@@ -71,6 +72,7 @@ class GameRecord:
 
     @property
     def match_id(self) -> str | None:
+        """The tournament match the game was played in (None outside a tournament)."""
         return None if self.placement is None else self.placement.match_id
 
     def placed(self, placement: Placement) -> "GameRecord":
@@ -129,7 +131,8 @@ class GameRecord:
         """The row of the results file's games table (its columns in schema order); the actions go
         in a table of their own (`actions_text`)."""
         if self.placement is None or self.result is None:
-            raise RecordError("only a finished game placed in a tournament is stored", self.game_id)
+            raise RecordError("only a finished game placed in a tournament is stored",
+                              f"{self.game_id}: cannot be stored")
         place = self.placement
         return (self.game_id, place.match_id, self.game, self.rules_version, json.dumps(self.options, sort_keys=True),
                 self.seed, place.deal, place.rotation, place.cluster, json.dumps(self.seats), json.dumps(self.scores),
