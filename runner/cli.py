@@ -15,7 +15,7 @@ import click
 
 from cardarena.console import (ArgumentError, Seconds, check_writable_file, make_folder, parse_option, pass_env_option,
                             require_own_views, require_sandbox, result_table, sandbox_option)
-from cardarena.check import option_text
+from cardarena.fault_report import option_text
 from cardarena.cores import PINNING_UNAVAILABLE, can_pin
 from cardarena.games import all_games, get_game
 from cardarena.games.base import OptionError

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from typing import Any, Sequence
 
 import click
 from tabulate import tabulate
 
-from cardarena.referee.match import GameRecord
+from cardarena.record import GameRecord
 from cardarena.referee.process import BotSpec, check_seconds
 
 
@@ -128,16 +127,6 @@ def require_sandbox(settings: SandboxSettings) -> None:
         effective_mode(settings)
     except SandboxError as error:
         raise ArgumentError(str(error)) from None
-
-
-def cardarena_command() -> list[str]:
-    """The words that start this cardarena from any shell, its virtual environment active or not (for
-    reproduce lines): the `cardarena` script beside this interpreter, as in a venv's bin/, else this
-    interpreter with `-m cardarena.cli` (pip put the script elsewhere, as with --user)."""
-    script = Path(sys.executable).parent / "cardarena"
-    if script.is_file() and os.access(script, os.X_OK):
-        return [str(script)]
-    return [sys.executable, "-m", "cardarena.cli"]
 
 
 #: where `run` writes results by default (results/<name>.sqlite and its logs), relative to the current directory

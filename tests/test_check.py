@@ -21,7 +21,6 @@ from click.testing import CliRunner
 
 from cardarena.check import GameCheck, CheckReport, describe_verdict, seatings_of
 from cardarena.cli import main
-from cardarena.console import cardarena_command
 from cardarena.games import get_game
 from cardarena.referee.faults import FAULT_KINDS
 from cardarena.referee.process import Limits
@@ -138,9 +137,10 @@ def test_text_report_and_replay_line_reproduce_the_fault(tmp_path):
     assert any("rule:" in line and FAULT_KINDS["illegal"] in line for line in lines)
     assert lines[-1].startswith("FAIL: illegal: 1 fault(s) in knock-rummy")
     [replay] = [line.split("reproduce: ", 1)[1] for line in lines if "reproduce: " in line]
-    # Run the line as printed, from a shell whose PATH has no cardarena (its venv not active): the line
-    # names this cardarena by its full path.
-    assert f" && {shlex.join(cardarena_command())} play " in replay
+    # The line runs as printed from any shell: it names this cardarena by its full path, so it needs
+    # neither the venv active nor the script on PATH.
+    words = shlex.split(replay)
+    assert words[2] == "&&" and Path(words[3]).is_absolute() and "play" in words[4:7]
     played = subprocess.run(replay, shell=True, capture_output=True, text=True, timeout=60,
                             env={**os.environ, "PATH": "/usr/bin:/bin"})
     assert "FAULT illegal: illegal (knock-rummy, game knock-rummy-0, seat 0, decision 2)" in played.stderr
@@ -196,6 +196,14 @@ def test_seatings_cover_every_player_count_partnership_and_seat():
     assert [(s.players, s.seat) for s in first_two] == [(2, 0), (3, 1)]  # a short check varies both
 
 
+def test_slow_decisions_warn_without_failing():
+    game = GameCheck("knock-rummy", decision_times=[0.1, 0.2, 0.6])
+    report = CheckReport("slow", ("x",), None, Limits(decision_timeout=1.0), games=[game])
+    assert report.passed
+    assert report.warnings() == ["knock-rummy: worst decision time 600.0 ms is over half the 1000.0 ms limit"]
+    assert game.timing(1.0)["median"] == 0.2
+
+
 def test_the_verdict_counts_one_game_as_one_game():
     """Issue 24 item 5: "played 1 games" no more."""
     one = GameCheck("knock-rummy", seatings=seatings_of(get_game("knock-rummy"))[:1], decision_times=[0.1])
@@ -203,14 +211,6 @@ def test_the_verdict_counts_one_game_as_one_game():
     assert describe_verdict(report)[-1] == "PASS: solo played 1 game without a fault"
     one.seatings *= 2
     assert describe_verdict(report)[-1] == "PASS: solo played 2 games without a fault"
-
-
-def test_slow_decisions_warn_without_failing():
-    game = GameCheck("knock-rummy", decision_times=[0.1, 0.2, 0.6])
-    report = CheckReport("slow", ("x",), None, Limits(decision_timeout=1.0), games=[game])
-    assert report.passed
-    assert report.warnings() == ["knock-rummy: worst decision time 600.0 ms is over half the 1000.0 ms limit"]
-    assert game.timing(1.0)["median"] == 0.2
 
 
 def test_a_second_answer_to_a_games_last_decision_fails_that_game_and_its_replay_line_reproduces_it():
@@ -223,7 +223,7 @@ def test_a_second_answer_to_a_games_last_decision_fails_that_game_and_its_replay
     first = game["faults"][0]
     assert f"after its answer to decision {first['decision']} that no request asked for" in first["detail"]
     assert first["message"]["type"] == "action" and first["message"]["action"]["type"] == "knock"
-    command = shlex.split(first["reproduce"])  # cd FOLDER && /path/to/cardarena play ...
+    command = shlex.split(first["reproduce"])  # cd FOLDER && cardarena play ...
     replay = CliRunner().invoke(main, command[command.index("play"):] + ["--quiet"], catch_exceptions=False)
     assert replay.exit_code == 1 and "Traceback" not in replay.stderr
     assert (f"FAULT double_knock: protocol (knock-rummy, game knock-rummy-{first['seed']}, seat {first['seat']}, "

@@ -35,7 +35,8 @@ BOTS = {name: random_bot(name, int(MARK)) for name in "abc"}
 
 def comparable(items: list) -> list:
     """The games and matches, without their timings."""
-    return [(item.game_id, {key: value for key, value in item.record.to_dict().items() if key != "duration"})
+    return [(item.game_id, {key: value for key, value in item.record.to_dict().items()
+                            if key not in ("duration", "decision_times")})
             if isinstance(item, FinishedGame) else item for item in items]
 
 

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cardarena.protocol.framing import HEADER, encode
-from cardarena.check import Finding, describe_finding
+from cardarena.fault_report import CHECK_TEXT, FaultEntry, text_lines
 from cardarena.games import get_game
 from cardarena.referee.faults import FAULT_KINDS, printable
 from cardarena.referee.match import Match
@@ -142,9 +142,9 @@ def test_any_frame_is_a_fault_or_a_move_and_its_record_can_be_kept(arena, frame)
     assert json.loads(text)["faults"] == data["faults"]
     store.add_game(data, "hostile", 0, 0, "hostile")
     [stored] = store.games(game_id)
-    assert stored.faults == data["faults"]
+    assert stored.faults == record.faults
     for fault in record.faults:
-        lines = describe_finding(Finding(fault, None, None, None))
+        lines = text_lines(FaultEntry(fault), CHECK_TEXT)
         assert all(printable(line) == line for line in lines)
         assert len(json.dumps(fault.to_dict())) < 16 * 1024
 

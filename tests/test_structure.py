@@ -14,12 +14,13 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("ratings", ("cardarena.ratings",)),
     ("search SDK", ("cardarena.search",)),
     ("referee", ("cardarena.referee", "cardarena.cores", "cardarena.manifest", "cardarena.samples",
-                 "cardarena.notation", "cardarena.moved")),
+                 "cardarena.notation", "cardarena.moved", "cardarena.record")),
     ("tournament", ("cardarena.tournament.schedule", "cardarena.tournament.execute", "cardarena.tournament.host",
                     "cardarena.tournament.dask_executor", "cardarena.tournament.shipping",
                     "cardarena.tournament.store", "cardarena.tournament.league", "cardarena.tournament.sprt",
                     "cardarena.tournament.progress")),
-    ("commands", ("cardarena.",)),
+    ("reports", ("cardarena.fault_report", "cardarena.report", "cardarena.html")),
+    ("commands", ("cardarena.", "cardarena.html.report")),
 ]
 
 
@@ -36,6 +37,9 @@ def test_the_layers_place_modules_as_the_readme_says():
     assert LAYERS[layer_of("cardarena.tournament.commands")][0] == "commands"
     assert LAYERS[layer_of("cardarena.cli")][0] == "commands"
     assert LAYERS[layer_of("cardarena")][0] == "package root"
+    assert LAYERS[layer_of("cardarena.record")][0] == "referee"
+    assert LAYERS[layer_of("cardarena.html.replay")][0] == "reports"
+    assert LAYERS[layer_of("cardarena.html.report")][0] == "commands"
 
 
 def test_every_import_goes_to_the_same_layer_or_below():

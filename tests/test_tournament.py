@@ -330,7 +330,7 @@ def test_the_stderr_cap_holds_for_the_whole_run_across_restarts_and_workers(tmp_
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     with ResultStore(out) as store:
         games = list(store.games())
-    assert len(games) == 24 and all([f["kind"] for f in g.faults] == ["crash"] for g in games)
+    assert len(games) == 24 and all([f.kind for f in g.faults] == ["crash"] for g in games)
     log = tmp_path / "t.logs" / "flooder.stderr.log"
     assert 1 << 20 <= log.stat().st_size <= (1 << 20) + 2 * (1 << 16) + 2 * len(LOG_CAPPED_NOTE)
     assert sorted(p.name for p in log.parent.iterdir()) == ["a.stderr.log", "flooder.stderr.log"]
@@ -345,8 +345,8 @@ def test_a_second_answer_to_a_games_last_decision_is_stored_with_that_game(tmp_p
                      "--bot", bot("a", 1), "--bot", double)
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     with ResultStore(out) as store:
-        faults = [(g, f, store.actions(g.game_id)) for g in store.games() for f in g.faults]
+        faults = [(g, f, g.actions) for g in store.games(actions=True) for f in g.faults]
     assert faults
     for game, fault, actions in faults:
-        assert (fault["kind"], fault["bot"], fault["decision"]) == ("protocol", "double_knock", len(actions))
+        assert (fault.kind, fault.bot, fault.decision) == ("protocol", "double_knock", len(actions))
         assert game.seats[actions[-1][0]] == "double_knock" and actions[-1][1]["type"] == "knock"

@@ -21,12 +21,14 @@ import click
 
 from cardarena.games.base import GameError
 from cardarena.html import esc, page, plain_text, write_assets
+from cardarena.fault_report import html_sections, stored_entries
 from cardarena.html.replay import replay_data, replay_page
 from cardarena.ratings import RatingError, comparisons_from_ranks, rate, tally
 from cardarena.referee.faults import counted
 from cardarena.report import Board, leaderboards
 from cardarena.tournament.commands import MAX_BOOTSTRAP, _parse_anchor
-from cardarena.tournament.store import ResultStore, StoreError, StoredGame
+from cardarena.record import GameRecord
+from cardarena.tournament.store import ResultStore, StoreError
 
 CHECKPOINTS = 8  # refits of the ratings as games accumulate (the convergence plot)
 FAULT_DETAILS = 20  # faults per bot shown with their full evidence; the rest one line each
@@ -59,9 +61,9 @@ def _fmt_score(score: Any) -> str:
     return str(score)
 
 
-def _board_games(games: Sequence[StoredGame], boards: Sequence[Board]) -> list[list[StoredGame]]:
+def _board_games(games: Sequence[GameRecord], boards: Sequence[Board]) -> list[list[GameRecord]]:
     """The games behind each board, grouped as `leaderboards` groups them (checked by count)."""
-    by_version: dict[tuple[str, str], list[StoredGame]] = defaultdict(list)
+    by_version: dict[tuple[str, str], list[GameRecord]] = defaultdict(list)
     for game in games:
         by_version[(game.game, game.rules_version)].append(game)
     groups = [by_version[key] for key in sorted(by_version)]
@@ -112,7 +114,7 @@ def _leaderboard(b: Board) -> str:
             f'<th>faults</th></tr></thead><tbody>{"".join(rows)}</tbody></table>{notes}')
 
 
-def _crosstable(b: Board, games: Sequence[StoredGame]) -> str:
+def _crosstable(b: Board, games: Sequence[GameRecord]) -> str:
     """For every two bots: games together, the row bot's score % against the column bot, Elo difference."""
     totals = tally(comparison for game in games
                    for comparison in comparisons_from_ranks(game.seats, game.ranks, game.teams))
@@ -142,10 +144,10 @@ def _crosstable(b: Board, games: Sequence[StoredGame]) -> str:
             f'<tbody>{"".join(body)}</tbody></table>')
 
 
-def _convergence(b: Board, games: Sequence[StoredGame], anchor: tuple[str, float] | None) -> str:
+def _convergence(b: Board, games: Sequence[GameRecord], anchor: tuple[str, float] | None) -> str:
     """Each bot's rating refitted after a growing share of the games (in deal order), as an SVG plot."""
-    ordered = sorted(games, key=lambda g: (g.deal, g.rotation, g.game_id))
-    rated = [(f"{g.game}|{g.cluster}", comparisons_from_ranks(g.seats, g.ranks, g.teams)) for g in ordered]
+    ordered = sorted(games, key=lambda g: (g.placement.deal, g.placement.rotation, g.game_id))
+    rated = [(f"{g.game}|{g.placement.cluster}", comparisons_from_ranks(g.seats, g.ranks, g.teams)) for g in ordered]
     counts = sorted({max(1, round(len(rated) * k / CHECKPOINTS)) for k in range(1, CHECKPOINTS + 1)})
     points: dict[str, list[tuple[int, float]]] = defaultdict(list)
     for count in counts:
@@ -191,51 +193,7 @@ def _convergence(b: Board, games: Sequence[StoredGame], anchor: tuple[str, float
             f'<title>ratings refitted after {", ".join(map(str, counts))} games</title>{"".join(parts)}</svg>')
 
 
-def _faults(games: Sequence[StoredGame], links: dict[str, str], results: Path) -> str:
-    """The faults of every bot: counts by kind, then each fault with its evidence and a command to
-    look at it again (the record's own `reproduce` line when it has one)."""
-    by_bot: dict[str, list[tuple[StoredGame, dict[str, Any]]]] = defaultdict(list)
-    for game in games:
-        for fault in game.faults:
-            if isinstance(fault, dict):
-                by_bot[str(fault.get("bot", "?"))].append((game, fault))
-    if not by_bot:
-        return '<p>No bot faulted.</p>'
-    sections = []
-    for bot in sorted(by_bot):
-        faults = by_bot[bot]
-        kinds = Counter(str(fault.get("kind", "?")) for _, fault in faults)
-        summary = ", ".join(f"{count} {esc(kind)}" for kind, count in kinds.most_common())
-        items = []
-        for index, (game, fault) in enumerate(faults[:FAULT_LINES]):
-            link = links.get(game.game_id)
-            where = (f'<a href="{esc(link)}">{esc(game.game_id)}</a>' if link else esc(game.game_id))
-            place = f"seat {esc(fault.get('seat'))}, decision {esc(fault.get('decision'))}"
-            line = f'<b>{esc(fault.get("kind", "?"))}</b> in {where} ({place}): {esc(fault.get("detail", ""), 300)}'
-            if index >= FAULT_DETAILS:
-                items.append(f"<li>{line}</li>")
-                continue
-            extra = []
-            if fault.get("data"):
-                extra.append(f'<div>bytes sent ({esc(fault.get("data_length", "?"))} in all, hex): '
-                             f'<code>{esc(fault["data"], 600)}</code></div>')
-            if fault.get("stderr_tail"):
-                extra.append(f'<div>stderr tail:</div><pre>{esc(fault["stderr_tail"])}</pre>')
-            command = fault.get("reproduce")
-            label = "reproduce"
-            if not command:
-                command, label = f"cardarena replay {results} {game.game_id} --html replay.html", "look again"
-            extra.append(f'<div>{label}: <code class="command">{esc(command)}</code></div>')
-            items.append(f'<li>{line}{"".join(extra)}</li>')
-        more = len(faults) - FAULT_LINES
-        tail = f'<p class="note">and {more} more faults of {esc(bot)} not listed</p>' if more > 0 else ""
-        sections.append(f'<details class="faults" data-bot="{esc(bot)}"><summary><b>{esc(bot)}</b>: {len(faults)} '
-                        f'fault{"s" if len(faults) != 1 else ""} ({summary})</summary><ol>{"".join(items)}</ol>'
-                        f'{tail}</details>')
-    return "".join(sections)
-
-
-def _game_list(games: Sequence[StoredGame], links: dict[str, str], failures: dict[str, str]) -> str:
+def _game_list(games: Sequence[GameRecord], links: dict[str, str], failures: dict[str, str]) -> str:
     """Every game with its seats and scores, each linking to its replay page."""
     rows = []
     for game in games:
@@ -254,10 +212,9 @@ def _game_list(games: Sequence[StoredGame], links: dict[str, str], failures: dic
             f'<tbody>{"".join(rows)}</tbody></table>')
 
 
-def _write_replays(store: ResultStore, games: Sequence[StoredGame], folder: Path, report_name: str,
-                   ) -> tuple[dict[str, str], dict[str, str]]:
-    """A replay page per game in `folder`; the link to each (relative to the report) and the
-    reason for each game that could not be replayed."""
+def _write_replays(store: ResultStore, folder: Path, report_name: str) -> tuple[dict[str, str], dict[str, str]]:
+    """A replay page per game of `store` (read with its actions, in game-id order) in `folder`; the
+    link to each (relative to the report) and the reason for each game that could not be replayed."""
     folder.mkdir(parents=True, exist_ok=True)
     for stale in folder.iterdir():
         if _REPLAY_FILE.fullmatch(stale.name):
@@ -266,13 +223,9 @@ def _write_replays(store: ResultStore, games: Sequence[StoredGame], folder: Path
     links: dict[str, str] = {}
     failures: dict[str, str] = {}
     back = "../" + quote(report_name)
-    for number, game in enumerate(games, 1):
-        record = {"game_id": game.game_id, "game": game.game, "rules_version": game.rules_version,
-                  "options": game.options, "seed": game.seed, "seats": game.seats,
-                  "actions": store.actions(game.game_id), "scores": game.scores, "ranks": game.ranks,
-                  "faults": game.faults}
+    for number, game in enumerate(store.games(actions=True), 1):
         try:
-            data = replay_data(record)
+            data = replay_data(game)
         except GameError as error:
             failures[game.game_id] = plain_text(error, 300)
             continue
@@ -290,9 +243,10 @@ def write_report(results: Path, out: Path, anchor: tuple[str, float] | None = No
         games = list(store.games())
         boards = leaderboards(games, anchor=anchor, bootstrap=bootstrap)
         folder = replay_folder(out) if replays else None
-        links, failures = (_write_replays(store, games, folder, out.name) if folder is not None else ({}, {}))
+        links, failures = (_write_replays(store, folder, out.name) if folder is not None else ({}, {}))
         settings = store.settings() or {}
         name = settings.get("name") or results.stem
+        faults = stored_entries(games, store.entrants(), settings, match_faults=store.match_faults())
     sections = []
     toc = []
     for index, (b, board_games) in enumerate(zip(boards, _board_games(games, boards) if boards else [])):
@@ -312,7 +266,7 @@ def write_report(results: Path, out: Path, anchor: tuple[str, float] | None = No
             f'95% bootstrap intervals over duplicate sets ({bootstrap} resamples). {where}</p>'
             f'<nav><ul>{"".join(toc)}<li><a href="#faults">faults</a></li><li><a href="#game-list">games</a></li>'
             f'</ul></nav>{"".join(sections) or "<p>No games recorded yet.</p>"}'
-            f'<section id="faults"><h2>Faults per bot</h2>{_faults(games, links, results)}</section>'
+            f'<section id="faults"><h2>Faults per bot</h2>{html_sections(faults, links, FAULT_DETAILS, FAULT_LINES)}</section>'
             f'<section id="game-list"><h2>Games</h2>{failed}{_game_list(games, links, failures)}</section></main>')
     out.write_text(page(f"{name}: cardarena report", body), encoding="utf-8")
     return ReportSummary(out, folder, len(games), len(failures), time.monotonic() - started)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import random
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 from urllib.parse import quote
@@ -21,6 +20,7 @@ from cardarena.protocol.messages import ProtocolViolation, brief, check_message
 from cardarena.games.base import Game, Result
 from cardarena.referee.faults import BotFault, Fault
 from cardarena.referee.process import BotProcess, BotSpec, Limits
+from cardarena.record import GameRecord
 
 UNSOLICITED_GRACE = 0.05  # seconds the last decider has to read its game_end before its pipe is looked at
 
@@ -30,40 +30,6 @@ Observer = Callable[[str, dict[str, Any]], None]
 #: heartbeat(index) is called before the match waits on bot `index` and with None after: a supervisor
 #: watching the beats can tell a stuck referee from a slow bot, and whom to blame if it dies
 Heartbeat = Callable[[int | None], None]
-
-
-@dataclass
-class GameRecord:
-    """Everything needed to score, audit and replay one game: seed + actions reproduce it."""
-
-    game_id: str
-    game: str
-    rules_version: str
-    options: dict[str, Any]
-    seed: int
-    seats: list[str]  # bot name per seat
-    actions: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
-    result: Result | None = None
-    ranks: list[int] = field(default_factory=list)  # after faults: faulters ranked last
-    faults: list[Fault] = field(default_factory=list)
-    decision_times: list[tuple[int, float]] = field(default_factory=list)  # (seat, seconds)
-    duration: float = 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain data for storage and JSON output."""
-        return {
-            "game_id": self.game_id,
-            "game": self.game,
-            "rules_version": self.rules_version,
-            "options": self.options,
-            "seed": self.seed,
-            "seats": self.seats,
-            "actions": [[seat, action] for seat, action in self.actions],
-            "result": None if self.result is None else self.result.to_wire(),
-            "ranks": self.ranks,
-            "faults": [fault.to_dict() for fault in self.faults],
-            "duration": self.duration,
-        }
 
 
 def ranks_with_faults(result: Result, faulted_seats: set[int]) -> list[int]:

@@ -7,7 +7,6 @@ a resume with other settings) ends in one clear line and a non-zero exit, never 
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import math
 import shlex
@@ -26,7 +25,7 @@ from cardarena.cores import PINNING_UNAVAILABLE, can_pin
 from cardarena.games import get_game
 from cardarena.games.base import GameError, OptionError, score_to_wire
 from cardarena.html.replay import write_replay_page
-from cardarena.fault_list import fault_counts, summary_lines
+from cardarena.fault_report import fault_counts, summary_lines
 from cardarena.referee.faults import BotFault, Fault, counted, printable, telling_lines
 from cardarena.referee.process import BotProcess, BotSpec, Limits
 from cardarena.ratings import RatingError
@@ -38,7 +37,8 @@ from cardarena.tournament.progress import Progress
 from cardarena.tournament.schedule import (FORMATS as SCHEDULE_FORMATS, GAUNTLET, PlannedMatch, ScheduleError,
                                         schedule, sprt_schedule)
 from cardarena.tournament.sprt import H0, H1, DuplicateSets, SequentialTest, SprtError, parse_sprt
-from cardarena.tournament.store import ResultStore, StoreError, StoredGame, merged_games, salvage as salvage_store
+from cardarena.record import GameRecord, RecordError
+from cardarena.tournament.store import ResultStore, StoreError, merged_games, salvage as salvage_store
 
 EXECUTORS = ("local", "dask")
 MAX_JOBS = 256  # worker processes, each with a table of bots
@@ -225,7 +225,7 @@ def _set_aside_stale_logs(logs: Path) -> None:
                err=True)
 
 
-def _echo_boards(games: Iterable[StoredGame], fmt: str, anchor: tuple[str, float] | None, bootstrap: int,
+def _echo_boards(games: Iterable[GameRecord], fmt: str, anchor: tuple[str, float] | None, bootstrap: int,
                  superiority: bool, crosstable: bool = False) -> None:
     """Print the leaderboards of `games`."""
     boards = leaderboards(games, anchor=anchor, bootstrap=bootstrap)
@@ -585,11 +585,11 @@ def replay(results: Path, game_id: str | None, quiet: bool, html_path: Path | No
         check_writable_file(html_path, "--html")
     try:
         if results.suffix == ".json":
-            record = _read_json_record(results)
+            record = GameRecord.read_json(results)
         else:
             record = _read_stored_record(results, game_id)
-        game = get_game(record["game"])
-    except (StoreError, GameError) as error:
+        game = get_game(record.game)
+    except (StoreError, RecordError, GameError) as error:
         raise click.ClickException(str(error)) from None
     _replay(game, record, quiet)
     if html_path is not None:
@@ -600,50 +600,29 @@ def replay(results: Path, game_id: str | None, quiet: bool, html_path: Path | No
         click.echo(f"wrote the replay viewer to {html_path}")
 
 
-def _read_json_record(path: Path) -> dict[str, Any]:
-    """A `play --record` file: the game, rules version, options, seed, seats, actions and scores."""
-    try:
-        data = json.loads(path.read_text())
-        if not all(isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], int) and isinstance(pair[1], dict)
-                   for pair in data["actions"]):
-            raise ValueError("actions must be [seat, action] pairs")
-        return {"game_id": data["game_id"], "game": data["game"], "rules_version": data["rules_version"],
-                "options": data["options"], "seed": data["seed"], "seats": data["seats"],
-                "actions": [(seat, action) for seat, action in data["actions"]],
-                "scores": data["result"]["scores"], "ranks": data["ranks"], "faults": data.get("faults", [])}
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        raise StoreError(f"{path}: not a game record written by 'cardarena play --record' ({error})") from None
-    except RecursionError:  # json descends once per level of nesting
-        raise StoreError(f"{path}: not a game record written by 'cardarena play --record' (nested too deeply "
-                         "to read)") from None
-
-
-def _read_stored_record(path: Path, game_id: str | None) -> dict[str, Any]:
-    """One game of a tournament database, in the same shape as a JSON record."""
+def _read_stored_record(path: Path, game_id: str | None) -> GameRecord:
+    """One game of a tournament database, with its actions."""
     if game_id is None:
         raise ArgumentError(f"{path}: name the game to replay (ids look like casino/alice+bob/d0/r1)")
     with ResultStore(path) as store:
-        stored = next(store.games(game_id), None)
+        stored = next(store.games(game_id, actions=True), None)
         if stored is None:
             raise StoreError(f"{path}: no game {game_id!r} (game ids look like "
                              "casino/alice+bob/d0/r1: game/lineup/deal/rotation)")
-        return {"game_id": game_id, "game": stored.game, "rules_version": stored.rules_version,
-                "options": stored.options, "seed": stored.seed, "seats": stored.seats,
-                "actions": store.actions(game_id), "scores": stored.scores, "ranks": stored.ranks,
-                "faults": stored.faults}
+        return stored
 
 
-def _replay(game: Any, record: dict[str, Any], quiet: bool) -> None:
+def _replay(game: Any, record: GameRecord, quiet: bool) -> None:
     """Apply the record's actions through the engine, failing at the first one it does not allow."""
-    if game.spec.rules_version != record["rules_version"]:
-        raise click.ClickException(f"{record['game_id']} was played under rules v{record['rules_version']}; "
+    if game.spec.rules_version != record.rules_version:
+        raise click.ClickException(f"{record.game_id} was played under rules v{record.rules_version}; "
                                    f"this engine implements v{game.spec.rules_version}")
-    seats, actions = record["seats"], record["actions"]
+    seats, actions = record.seats, record.actions
     try:
-        state = game.new_state(len(seats), record["options"], record["seed"])
+        state = game.new_state(len(seats), record.options, record.seed)
     except (OptionError, TypeError) as error:
-        raise click.ClickException(f"{record['game_id']}: the record's table cannot be set up: {error}") from None
-    click.echo(f"{record['game_id']}: {game.spec.title}, seed {record['seed']}, seats {', '.join(seats)}")
+        raise click.ClickException(f"{record.game_id}: the record's table cannot be set up: {error}") from None
+    click.echo(f"{record.game_id}: {game.spec.title}, seed {record.seed}, seats {', '.join(seats)}")
     for number, (seat, action) in enumerate(actions, 1):
         if state.is_over() or state.to_move() != seat or find_legal(state.legal_actions(), action) is None:
             raise click.ClickException(f"decision {number}: the record has seat {seat} play {describe(action)}, "
@@ -656,6 +635,6 @@ def _replay(game: Any, record: dict[str, Any], quiet: bool) -> None:
     if not state.is_over():
         raise click.ClickException(f"the record ends after {len(actions)} decisions but the game is not over")
     scores = [score_to_wire(score) for score in state.result().scores]
-    if scores != record["scores"]:
-        raise click.ClickException(f"the engine scores {scores}, the record {record['scores']}: they do not match")
-    click.echo(f"replay matches the record: {len(actions)} decisions, scores {scores}, ranks {record['ranks']}")
+    if scores != record.scores:
+        raise click.ClickException(f"the engine scores {scores}, the record {record.scores}: they do not match")
+    click.echo(f"replay matches the record: {len(actions)} decisions, scores {scores}, ranks {record.ranks}")
