@@ -25,11 +25,12 @@ from typing import Any, Callable, Iterable
 
 import click
 
-from cardarena.console import (ArgumentError, Seconds, check_writable_file, pass_env_option, require_own_views,
-                               require_sandbox, sandbox_option)
+from cardarena.console import (Seconds, check_writable_file, option_text, pass_env_option, require_own_views,
+                               require_sandbox, sandbox_option, sandbox_settings)
+from cardarena.errors import CardarenaError
 from cardarena.games import get_game
 from cardarena.games.base import Game, OptionError
-from cardarena.manifest import Entrant, ManifestError, load_entrant
+from cardarena.manifest import Entrant, load_entrant
 from cardarena.referee.faults import BotFault, Fault, cut, plain, printable
 from cardarena.referee.process import BotProcess, BotSpec, Limits
 from cardarena.samples import SAMPLE_BOTS
@@ -180,15 +181,6 @@ class CheckReport:
 
 def milliseconds(seconds: float) -> str:
     return f"{seconds * 1000:.1f} ms"
-
-
-def option_text(value: Any) -> str:
-    """An option value as `cardarena play --option` parses it back."""
-    if value is None:
-        return "none"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
 
 
 def seatings_of(game: Game) -> list[Seating]:
@@ -488,18 +480,15 @@ def check(bot_text: str, game_names: tuple[str, ...], old_game_names: tuple[str,
           sandbox_mode: str, pass_env: tuple[str, ...]) -> None:
     """Check BOT (a bot folder with bot.toml, or NAME=CMD) against the random bot in every game, seat
     and player count; exit status 0 only when it made no fault."""
-    try:
-        entrant = load_entrant(bot_text)
-        games = games_to_check(entrant, game_names + old_game_names)
-        sandbox = SandboxSettings(mode=sandbox_mode, pass_env=pass_env)
-    except (ManifestError, OptionError, ValueError) as error:
-        raise ArgumentError(str(error)) from None
+    entrant = load_entrant(bot_text)
+    games = games_to_check(entrant, game_names + old_game_names)
+    sandbox = sandbox_settings(sandbox_mode, pass_env)
     if junit_path is not None:
         check_writable_file(junit_path, "--junit")
     require_own_views([entrant.spec], sandbox, [], trusted=opponents(entrant.name, 1))
     require_sandbox(sandbox)
     if not RANDOM_BOT.is_file():
-        raise click.ClickException(f"the opponent, the sample random bot, is missing: {RANDOM_BOT}")
+        raise CardarenaError(f"the opponent, the sample random bot, is missing: {RANDOM_BOT}")
     limits = Limits(handshake_timeout=handshake_timeout, decision_timeout=timeout, sandbox=sandbox)
 
     def echo(lines: list[str]) -> None:
@@ -514,5 +503,5 @@ def check(bot_text: str, game_names: tuple[str, ...], old_game_names: tuple[str,
         try:
             junit_path.write_bytes(junit_xml(report))
         except OSError as error:
-            raise click.ClickException(f"cannot write the JUnit report: {error}") from None
+            raise CardarenaError(f"cannot write the JUnit report: {error}") from None
     sys.exit(0 if report.passed else 1)

@@ -13,27 +13,26 @@ from typing import Any
 
 import click
 
-from cardarena.console import (ArgumentError, Seconds, check_writable_file, make_folder, parse_option, pass_env_option,
-                            require_own_views, require_sandbox, result_table, sandbox_option)
-from cardarena.check import option_text
+from cardarena.console import (Seconds, check_writable_file, make_folder, option_text, parse_option, pass_env_option,
+                               require_own_views, require_sandbox, result_table, sandbox_option, sandbox_settings)
+from cardarena.errors import CardarenaError
 from cardarena.cores import PINNING_UNAVAILABLE, can_pin
 from cardarena.games import all_games, get_game
-from cardarena.games.base import OptionError
 from cardarena.human import HUMAN_DECISION_TIMEOUT, seat_humans
 from cardarena.manifest import load_entrant
 from cardarena.notation import deal_lines, move_lines, seat_name
 from cardarena.referee.faults import Fault
 from cardarena.referee.match import log_file_name
 from cardarena.referee.process import Limits
-from cardarena.referee.sandbox import SandboxSettings
 from cardarena.tournament.commands import lost_worker_line
 from cardarena.tournament.execute import FinishedGame, FinishedMatch, LocalExecutor
 from cardarena.tournament.schedule import PlannedGame, PlannedMatch
 
 
 class OneLineErrors(click.Group):
-    """The command group, printing every usage error as one `Error:` line (exit status 2) where
-    click would add the usage text, so that scripts and people see one clear line."""
+    """The command group, and the one place where expected failures end a command: click's usage
+    errors (where click would add the usage text) and every `CardarenaError` become one `Error:`
+    line on stderr and the error's exit status, so that scripts and people see one clear line."""
 
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
         if not standalone_mode:
@@ -41,13 +40,19 @@ class OneLineErrors(click.Group):
         try:
             code = super().main(*args, standalone_mode=False, **kwargs)
         except click.ClickException as error:
-            message = " ".join(error.format_message().splitlines())
-            click.echo(f"Error: {message}", err=True)
-            sys.exit(error.exit_code)
+            _fail(error.format_message(), error.exit_code)
+        except CardarenaError as error:
+            _fail(str(error), error.exit_status)
         except click.Abort:
             click.echo("Aborted!", err=True)
             sys.exit(1)
         sys.exit(code if isinstance(code, int) else 0)
+
+
+def _fail(message: str, status: int) -> None:
+    """End the command with `message` as one `Error:` line on stderr, and exit status `status`."""
+    click.echo(f"Error: {' '.join(message.splitlines())}", err=True)
+    sys.exit(status)
 
 
 @click.group(cls=OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
@@ -105,15 +110,12 @@ def play(game_name: str, bots: tuple[str, ...], seed: int, game_id: str | None, 
     status 1 when a bot faulted.
 
     `--bot NAME=human` seats you: you play that seat in this terminal (runner/human.py)."""
-    try:
-        game = get_game(game_name)
-        specs = seat_humans([load_entrant(text).spec for text in bots])
-        game.spec.check_players(len(specs))
-        rule_options = game.spec.resolve_options(dict(parse_option(text) for text in options))
-        game.new_state(len(specs), rule_options, seed)  # options that depend on the table size
-        sandbox = SandboxSettings(mode=sandbox_mode, pass_env=pass_env)
-    except (OptionError, ValueError) as error:
-        raise ArgumentError(str(error)) from None
+    game = get_game(game_name)
+    specs = seat_humans([load_entrant(text).spec for text in bots])
+    game.spec.check_players(len(specs))
+    rule_options = game.spec.resolve_options(dict(parse_option(text) for text in options))
+    game.new_state(len(specs), rule_options, seed)  # options that depend on the table size
+    sandbox = sandbox_settings(sandbox_mode, pass_env)
     if record_path is not None:
         check_writable_file(record_path, "--record")
     if log_dir is not None:
@@ -169,7 +171,7 @@ def play(game_name: str, bots: tuple[str, ...], seed: int, game_id: str | None, 
         try:
             record_path.write_text(json.dumps(record.to_dict(), indent=1))
         except OSError as error:
-            raise click.ClickException(f"cannot write the game record {record_path}: {error.strerror}") from None
+            raise CardarenaError(f"cannot write the game record {record_path}: {error.strerror}") from None
     if record.faults or shutdown_faults:
         sys.exit(1)  # a bot faulted: scripts see it
 

@@ -19,11 +19,11 @@ from typing import Any, Iterable
 import click
 
 from cardarena.protocol.messages import brief
-from cardarena.check import option_text
+from cardarena.console import option_text
 from cardarena.games import get_game
 from cardarena.games.base import GameError
 from cardarena.referee.faults import FAULT_KINDS, cut, printable, telling_lines
-from cardarena.tournament.store import ResultStore, StoreError, StoredGame, StoredMatchFault
+from cardarena.tournament.store import ResultStore, StoredGame, StoredMatchFault
 
 EXCERPT = 300  # characters of a fault's detail and of what the bot sent, shown per fault
 STDERR_LINES = 5  # telling lines of a fault's stderr shown per fault
@@ -150,15 +150,12 @@ def faults(results: Path, bot: str | None, as_json: bool) -> None:
     """List every fault recorded in a RESULTS database: kind, game, seat, decision (or the shutdown
     after a match's last game), what the bot sent, its stderr, and a `cardarena play` line that deals the same game again (same seed, seats,
     options and time limit; the bots as they are now, each in a fresh process)."""
-    try:
-        with ResultStore(results) as store:
-            entrants, settings = store.entrants(), store.settings()
-            if bot is not None and bot not in entrants:
-                raise click.BadParameter(f"no bot {bot!r} in {results} (bots: {', '.join(entrants) or 'none'})",
-                                         param_hint="--bot")
-            games, match_faults = list(store.games()), store.match_faults()
-    except StoreError as error:
-        raise click.ClickException(str(error)) from None
+    with ResultStore(results) as store:
+        entrants, settings = store.entrants(), store.settings()
+        if bot is not None and bot not in entrants:
+            raise click.BadParameter(f"no bot {bot!r} in {results} (bots: {', '.join(entrants) or 'none'})",
+                                     param_hint="--bot")
+        games, match_faults = list(store.games()), store.match_faults()
     entries = fault_entries(games, entrants, settings, bot, match_faults)
     if as_json:
         for entry in entries:

@@ -8,7 +8,7 @@ from tests.structure import imports
 #: layers, lowest first; a module belongs to the layer of the longest prefix of its name listed here
 #: ("cardarena." is every module not listed elsewhere), and may import only its own layer and those below
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("package root", ("cardarena",)),
+    ("package root and its error tree", ("cardarena", "cardarena.errors")),
     ("wire protocol and SDK framing", ("cardarena.protocol",)),
     ("rules", ("cardarena.cards", "cardarena.games")),
     ("ratings", ("cardarena.ratings",)),
@@ -35,7 +35,7 @@ def test_the_layers_place_modules_as_the_readme_says():
     assert LAYERS[layer_of("cardarena.tournament.store")][0] == "tournament"
     assert LAYERS[layer_of("cardarena.tournament.commands")][0] == "commands"
     assert LAYERS[layer_of("cardarena.cli")][0] == "commands"
-    assert LAYERS[layer_of("cardarena")][0] == "package root"
+    assert LAYERS[layer_of("cardarena")][0] == "package root and its error tree"
 
 
 def test_every_import_goes_to_the_same_layer_or_below():

@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import math
 import shlex
 import time
 from dataclasses import replace
@@ -20,8 +19,9 @@ from typing import Any, Iterable, Sequence
 import click
 
 from cardarena.protocol.actions import find_legal
-from cardarena.console import (RESULTS_DIR, ArgumentError, Seconds, check_writable_file, describe, pass_env_option,
+from cardarena.console import (RESULTS_DIR, MAX_BOOTSTRAP, parse_anchor as _parse_anchor, Seconds, check_writable_file, describe, pass_env_option,
                                require_own_views, require_sandbox, sandbox_option)
+from cardarena.errors import CardarenaError, UsageError
 from cardarena.cores import PINNING_UNAVAILABLE, can_pin
 from cardarena.games import get_game
 from cardarena.games.base import GameError, OptionError, score_to_wire
@@ -29,35 +29,18 @@ from cardarena.html.replay import write_replay_page
 from cardarena.fault_list import fault_counts, summary_lines
 from cardarena.referee.faults import BotFault, Fault, printable, telling_lines
 from cardarena.referee.process import BotProcess, BotSpec, Limits
-from cardarena.ratings import RatingError
 from cardarena.report import FORMATS, leaderboards, render
 from cardarena.tournament.execute import (ExecutionError, Executor, FinishedGame, FinishedMatch, LocalExecutor, Lost,
                                        WorkerLost, supervised)
 from cardarena.tournament.league import SAMPLE_LEAGUE, League, LeagueError, build_league, read_league_file
 from cardarena.tournament.progress import Progress
-from cardarena.tournament.schedule import (FORMATS as SCHEDULE_FORMATS, GAUNTLET, PlannedMatch, ScheduleError,
+from cardarena.tournament.schedule import (FORMATS as SCHEDULE_FORMATS, GAUNTLET, PlannedMatch,
                                         schedule, sprt_schedule)
 from cardarena.tournament.sprt import H0, H1, DuplicateSets, SequentialTest, SprtError, parse_sprt
 from cardarena.tournament.store import ResultStore, StoreError, StoredGame, merged_games, salvage as salvage_store
 
 EXECUTORS = ("local", "dask")
 MAX_JOBS = 256  # worker processes, each with a table of bots
-MAX_BOOTSTRAP = 10_000  # resamples for the rating intervals: beyond it the intervals barely move
-
-
-def _parse_anchor(text: str | None) -> tuple[str, float] | None:
-    """`BOT=RATING` from the command line."""
-    if text is None:
-        return None
-    bot, sep, value = text.partition("=")
-    try:
-        rating = float(value)
-        if not sep or not bot.strip() or not math.isfinite(rating):
-            raise ValueError(text)
-        return bot.strip(), rating
-    except ValueError:
-        raise click.BadParameter(f"expected BOT=RATING with a finite rating, got {text!r}",
-                                 param_hint="--anchor") from None
 
 
 def _check_anchor(anchor: tuple[str, float] | None, bots: Iterable[str], where: str) -> None:
@@ -144,7 +127,7 @@ def _preflight(league: League) -> League:
                                  "if it needs building, build it (sample bots: bash sample_bots/build.sh), "
                                  "then add it with --resume"), err=True)
     if len(ready) < 2:
-        raise LeagueError(f"only {len(ready)} of {len(league.entrants)} bots could start; a tournament needs two")
+        raise CardarenaError(f"only {len(ready)} of {len(league.entrants)} bots could start; a tournament needs two")
     return replace(league, entrants=tuple(ready))
 
 
@@ -290,46 +273,37 @@ def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
         sprt_table = None if sprt_text is None else parse_sprt(sprt_text).to_dict()
     except SprtError as error:
         raise click.BadParameter(str(error).removeprefix("--sprt: "), param_hint="--sprt") from None
-    try:
-        overrides = {"deals": deals, "seed": seed, "deal_seed": deal_seed, "format": form,
-                     "challengers": challengers, "max_tables": max_tables, "decision_timeout": timeout,
-                     "handshake_timeout": handshake_timeout,
-                     "pin_cores": pin_cores, "baseline": baseline, "sprt": sprt_table, "max_games": max_games,
-                     "sandbox": sandbox_mode, "pass_env": pass_env,
-                     "scheduler": scheduler}
-        data, base, source = _league_data(league_file, bots, games, players, overrides)
-        league = build_league(data, base, source, bots_base=Path.cwd() if bots else None)
-        executor_kind = _executor_kind(league, executor_kind, scheduler, jobs)
-    except LeagueError as error:
-        raise ArgumentError(str(error)) from None
+    overrides = {"deals": deals, "seed": seed, "deal_seed": deal_seed, "format": form,
+                 "challengers": challengers, "max_tables": max_tables, "decision_timeout": timeout,
+                 "handshake_timeout": handshake_timeout,
+                 "pin_cores": pin_cores, "baseline": baseline, "sprt": sprt_table, "max_games": max_games,
+                 "sandbox": sandbox_mode, "pass_env": pass_env,
+                 "scheduler": scheduler}
+    data, base, source = _league_data(league_file, bots, games, players, overrides)
+    league = build_league(data, base, source, bots_base=Path.cwd() if bots else None)
+    executor_kind = _executor_kind(league, executor_kind, scheduler, jobs)
     _check_anchor(anchor_pair, (entrant.name for entrant in league.entrants), "among this run's bots")
     if out or league.out:
         check_writable_file(out or league.out, "--out" if out else f"{source}: out", make_folders=True)
-    try:
-        path = _results_path(league, out, resume)
-    except StoreError as error:
-        raise click.ClickException(str(error)) from None
+    path = _results_path(league, out, resume)
     require_own_views([entrant.spec for entrant in league.entrants], league.limits.sandbox,
                       [("the results file", path), ("the bot logs", path.with_suffix(".logs")),
                        ("the league file", league_file)])
     require_sandbox(league.limits.sandbox)
-    try:
-        league = _sprt_bots_started(_preflight(league))
-        executor = _executor(league, executor_kind, jobs, pin_cores, path.with_suffix(".logs"))
-    except (LeagueError, StoreError, ExecutionError) as error:
-        raise click.ClickException(str(error)) from None
+    league = _sprt_bots_started(_preflight(league))
+    executor = _executor(league, executor_kind, jobs, pin_cores, path.with_suffix(".logs"))
     try:
         preflight = executor.preflight(league.limits)  # before the results file: a refusal leaves nothing
     except ExecutionError as error:
         executor.close()
-        raise click.ClickException(str(error)) from None
+        raise CardarenaError(str(error)) from None
     try:
         if not resume and not path.exists():
             _set_aside_stale_logs(path.with_suffix(".logs"))
         store, deal_key = _open_results(path, league, resume)
     except StoreError as error:
         executor.close()
-        raise click.ClickException(str(error)) from None
+        raise CardarenaError(str(error)) from None
     if league.deal_seed is not None:
         click.echo(f"note: the deals come from deal seed {league.deal_seed}: anyone who knows it can compute "
                    "every deal (leave it out for deals from a secret kept in the results file)", err=True)
@@ -353,10 +327,7 @@ def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
                    err=True)
         if executor_kind == "local" and (league.pin_cores if pin_cores is None else pin_cores) and not can_pin():
             click.echo(PINNING_UNAVAILABLE, err=True)
-        try:
-            place = executor.where()
-        except ExecutionError as error:
-            raise click.ClickException(str(error)) from None
+        place = executor.where()
         if place is not None:
             click.echo(f"playing {place}", err=True)
         _echo_warnings(preflight)
@@ -393,15 +364,12 @@ def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
             raise SystemExit(130) from None
         except (StoreError, ExecutionError) as error:
             progress.close()
-            raise click.ClickException(f"{error} ({len(store.finished_ids())} of {total} games saved in {path}; "
+            raise CardarenaError(f"{error} ({len(store.finished_ids())} of {total} games saved in {path}; "
                                        "--resume finishes the run)") from None
         progress.close()
         _echo_warnings(executor.warnings)
-        try:
-            _echo_boards(store.games(), "table", anchor_pair, bootstrap, superiority=False)
-            counts = fault_counts(store.games(), store.match_faults())
-        except (RatingError, StoreError) as error:
-            raise click.ClickException(str(error)) from None
+        _echo_boards(store.games(), "table", anchor_pair, bootstrap, superiority=False)
+        counts = fault_counts(store.games(), store.match_faults())
         _echo_fault_summary(counts, path)
         if sets is not None:
             click.echo(_sprt_report(league, sets, len(store.finished_ids())))
@@ -434,18 +402,15 @@ def _sprt_bots_started(league: League) -> League:
         missing = [name for name in (league.challengers[0], league.baseline)
                    if name not in {entrant.name for entrant in league.entrants}]
         if missing:
-            raise LeagueError(f"the SPRT cannot run without {' and '.join(missing)}")
+            raise CardarenaError(f"the SPRT cannot run without {' and '.join(missing)}")
     return league
 
 
 def _sprt_plan(league: League, deal_key: str, store: ResultStore) -> tuple[list[PlannedMatch], DuplicateSets]:
     """The matches of the league's SPRT, and its test brought up to date with the games already recorded."""
     challenger, baseline = league.challengers[0], league.baseline
-    try:
-        plan = sprt_schedule({e.name: e.games for e in league.entrants}, league.games, league.seed, challenger,
-                             baseline, league.max_games, league.max_tables, deal_key=deal_key)
-    except ScheduleError as error:
-        raise click.ClickException(str(error)) from None
+    plan = sprt_schedule({e.name: e.games for e in league.entrants}, league.games, league.seed, challenger,
+                         baseline, league.max_games, league.max_tables, deal_key=deal_key)
     sets = DuplicateSets(plan.set_of, challenger, baseline, SequentialTest(league.sprt))
     for game in store.games():
         if game.game_id in plan.set_of:
@@ -538,12 +503,9 @@ def leaderboard(results: tuple[Path, ...], fmt: str, anchor: str | None, bootstr
     them is refused.
     """
     anchor_pair = _parse_anchor(anchor)
-    try:
-        games = merged_games(results)
-        _check_anchor(anchor_pair, (name for game in games for name in game.seats), "played in these results")
-        _echo_boards(games, fmt, anchor_pair, bootstrap, superiority, crosstable)
-    except (StoreError, RatingError) as error:
-        raise click.ClickException(str(error)) from None
+    games = merged_games(results)
+    _check_anchor(anchor_pair, (name for game in games for name in game.seats), "played in these results")
+    _echo_boards(games, fmt, anchor_pair, bootstrap, superiority, crosstable)
 
 
 @click.command()
@@ -552,10 +514,7 @@ def leaderboard(results: tuple[Path, ...], fmt: str, anchor: str | None, bootstr
 def salvage(broken: Path, out: Path) -> None:
     """Copy every readable game (with the settings and bots) of a damaged BROKEN results file into
     a new results file OUT, which leaderboard, replay and run --resume then take."""
-    try:
-        report = salvage_store(broken, out)
-    except StoreError as error:
-        raise click.ClickException(str(error)) from None
+    report = salvage_store(broken, out)
     lost = "; ".join(f"{table}: {count} damaged stretch(es) skipped" for table, count in report.unreadable.items())
     shutdown = f", {report.match_faults} fault(s) at shutdown" if report.match_faults else ""
     click.echo(f"{out}: salvaged {report.games} games{shutdown} and {report.entrants} bots from {broken}"
@@ -583,20 +542,16 @@ def replay(results: Path, game_id: str | None, quiet: bool, html_path: Path | No
     """
     if html_path is not None:
         check_writable_file(html_path, "--html")
-    try:
-        if results.suffix == ".json":
-            record = _read_json_record(results)
-        else:
-            record = _read_stored_record(results, game_id)
-        game = get_game(record["game"])
-    except (StoreError, GameError) as error:
-        raise click.ClickException(str(error)) from None
-    _replay(game, record, quiet)
+    if results.suffix == ".json":
+        record = _read_json_record(results)
+    else:
+        record = _read_stored_record(results, game_id)
+    _replay(_engine_of(record), record, quiet)
     if html_path is not None:
         try:
             write_replay_page(record, html_path)
         except (GameError, OSError) as error:
-            raise click.ClickException(f"{html_path}: {error}") from None
+            raise CardarenaError(f"{html_path}: {error}") from None
         click.echo(f"wrote the replay viewer to {html_path}")
 
 
@@ -621,7 +576,7 @@ def _read_json_record(path: Path) -> dict[str, Any]:
 def _read_stored_record(path: Path, game_id: str | None) -> dict[str, Any]:
     """One game of a tournament database, in the same shape as a JSON record."""
     if game_id is None:
-        raise ArgumentError(f"{path}: name the game to replay (ids look like casino/alice+bob/d0/r1)")
+        raise UsageError(f"{path}: name the game to replay (ids look like casino/alice+bob/d0/r1)")
     with ResultStore(path) as store:
         stored = next(store.games(game_id), None)
         if stored is None:
@@ -633,20 +588,28 @@ def _read_stored_record(path: Path, game_id: str | None) -> dict[str, Any]:
                 "faults": stored.faults}
 
 
+def _engine_of(record: dict[str, Any]) -> Any:
+    """The engine of the game a record names (StoreError when this cardarena has none)."""
+    try:
+        return get_game(record["game"])
+    except OptionError as error:
+        raise StoreError(f"{record['game_id']}: {error}") from None
+
+
 def _replay(game: Any, record: dict[str, Any], quiet: bool) -> None:
     """Apply the record's actions through the engine, failing at the first one it does not allow."""
     if game.spec.rules_version != record["rules_version"]:
-        raise click.ClickException(f"{record['game_id']} was played under rules v{record['rules_version']}; "
+        raise CardarenaError(f"{record['game_id']} was played under rules v{record['rules_version']}; "
                                    f"this engine implements v{game.spec.rules_version}")
     seats, actions = record["seats"], record["actions"]
     try:
         state = game.new_state(len(seats), record["options"], record["seed"])
     except (OptionError, TypeError) as error:
-        raise click.ClickException(f"{record['game_id']}: the record's table cannot be set up: {error}") from None
+        raise CardarenaError(f"{record['game_id']}: the record's table cannot be set up: {error}") from None
     click.echo(f"{record['game_id']}: {game.spec.title}, seed {record['seed']}, seats {', '.join(seats)}")
     for number, (seat, action) in enumerate(actions, 1):
         if state.is_over() or state.to_move() != seat or find_legal(state.legal_actions(), action) is None:
-            raise click.ClickException(f"decision {number}: the record has seat {seat} play {describe(action)}, "
+            raise CardarenaError(f"decision {number}: the record has seat {seat} play {describe(action)}, "
                                        "which the engine does not allow: the record does not match the engine")
         events = state.apply(action)
         if not quiet:
@@ -654,8 +617,8 @@ def _replay(game: Any, record: dict[str, Any], quiet: bool) -> None:
             for event in events:
                 click.echo(f"        {describe(event)}")
     if not state.is_over():
-        raise click.ClickException(f"the record ends after {len(actions)} decisions but the game is not over")
+        raise CardarenaError(f"the record ends after {len(actions)} decisions but the game is not over")
     scores = [score_to_wire(score) for score in state.result().scores]
     if scores != record["scores"]:
-        raise click.ClickException(f"the engine scores {scores}, the record {record['scores']}: they do not match")
+        raise CardarenaError(f"the engine scores {scores}, the record {record['scores']}: they do not match")
     click.echo(f"replay matches the record: {len(actions)} decisions, scores {scores}, ranks {record['ranks']}")

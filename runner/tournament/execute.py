@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 from cardarena.cores import pin_to_core, usable_cores
+from cardarena.errors import CardarenaError
 from cardarena.games import get_game
 from cardarena.referee.faults import Fault
 from cardarena.referee.match import GameRecord, Match, Observer
@@ -43,7 +44,7 @@ STALL_MARGIN = 5.0  # seconds beyond its longest bounded wait before a silent wo
 _UNBLAMED_LOSSES = 3  # losses of one game while waiting on no bot before it is taken for the referee's bug
 
 
-class ExecutionError(RuntimeError):
+class ExecutionError(CardarenaError, RuntimeError):
     """A worker failed outside any bot's control (a bug in the referee), not a bot fault."""
 
 
@@ -179,7 +180,7 @@ _LINUX = hasattr(_libc, "prctl") and os.path.isdir("/proc")
 T = TypeVar("T")
 
 
-class Lost(Exception):
+class Lost(CardarenaError):
     """A supervised worker ended without finishing: `reason` says how ("killed by signal 9 (SIGKILL)")."""
 
     def __init__(self, reason: str):

@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from cardarena.errors import UsageError
 from cardarena.games import all_games, get_game
 from cardarena.games.base import OptionError
 from cardarena.manifest import MANIFEST_NAME, Entrant, ManifestError, entrant_from_command, load_manifest
@@ -82,7 +83,7 @@ MAX_TABLES = 10_000  # max_tables: beyond it, choosing a balanced sample alone t
 MAX_GAMES = 250_000  # games per tournament: the schedule (about 400 bytes a game) is held in memory
 
 
-class LeagueError(ValueError):
+class LeagueError(UsageError, ValueError):
     """A league set-up that cannot be played; the message says where and why."""
 
 

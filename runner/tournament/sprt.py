@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from cardarena.errors import UsageError
 from cardarena.ratings import elo_of_score, expected_score, score_interval
 
 H0 = "H0"
@@ -25,7 +26,7 @@ PRIOR_SETS = 1.0
 PRIOR_VARIANCE = 0.25
 
 
-class SprtError(ValueError):
+class SprtError(UsageError, ValueError):
     """SPRT settings that make no test (elo0 not below elo1, an error rate outside (0, 1))."""
 
 
