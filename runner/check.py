@@ -35,8 +35,8 @@ from cardarena.referee.faults import BotFault, Fault, cut, plain, printable
 from cardarena.referee.process import BotProcess, BotSpec, Limits
 from cardarena.samples import SAMPLE_BOTS
 from cardarena.referee.sandbox import SandboxSettings, describe as describe_sandbox
-from cardarena.tournament.execute import FinishedGame, FinishedMatch, LocalExecutor, Lost, supervised
-from cardarena.tournament.schedule import PlannedGame, PlannedMatch
+from cardarena.tournament.execution.execute import FinishedGame, FinishedMatch, LocalExecutor, Lost, supervised
+from cardarena.tournament.planning.schedule import PlannedGame, PlannedMatch
 
 MAX_GAMES_PER_GAME = 10_000  # --games-per-game: hours of play already, and the plan is a list in memory
 STDERR_LINES = 25  # non-empty lines of a faulting bot's stderr shown with a fault: a whole stack trace

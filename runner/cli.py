@@ -25,8 +25,8 @@ from cardarena.referee.faults import Fault
 from cardarena.referee.match import log_file_name
 from cardarena.referee.process import Limits
 from cardarena.tournament.commands import lost_worker_line
-from cardarena.tournament.execute import FinishedGame, FinishedMatch, LocalExecutor
-from cardarena.tournament.schedule import PlannedGame, PlannedMatch
+from cardarena.tournament.execution.execute import FinishedGame, FinishedMatch, LocalExecutor
+from cardarena.tournament.planning.schedule import PlannedGame, PlannedMatch
 
 
 class OneLineErrors(click.Group):

@@ -15,11 +15,11 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("search SDK", ("cardarena.search",)),
     ("referee", ("cardarena.referee", "cardarena.cores", "cardarena.manifest", "cardarena.samples",
                  "cardarena.notation", "cardarena.moved")),
-    ("tournament", ("cardarena.tournament.schedule", "cardarena.tournament.execute", "cardarena.tournament.host",
-                    "cardarena.tournament.dask_executor", "cardarena.tournament.shipping",
-                    "cardarena.tournament.store", "cardarena.tournament.league", "cardarena.tournament.sprt",
-                    "cardarena.tournament.progress")),
-    ("commands", ("cardarena.",)),
+    ("tournament planning", ("cardarena.tournament.planning",)),
+    ("tournament execution", ("cardarena.tournament.execution",)),
+    ("tournament storage", ("cardarena.tournament.store",)),
+    ("run service", ("cardarena.tournament", "cardarena.tournament.service")),
+    ("commands", ("cardarena.", "cardarena.tournament.commands")),
 ]
 
 
@@ -32,7 +32,8 @@ def layer_of(module: str) -> int:
 
 def test_the_layers_place_modules_as_the_readme_says():
     assert LAYERS[layer_of("cardarena.games.casino")][0] == "rules"
-    assert LAYERS[layer_of("cardarena.tournament.store")][0] == "tournament"
+    assert LAYERS[layer_of("cardarena.tournament.store")][0] == "tournament storage"
+    assert LAYERS[layer_of("cardarena.tournament.execution.dask_executor")][0] == "tournament execution"
     assert LAYERS[layer_of("cardarena.tournament.commands")][0] == "commands"
     assert LAYERS[layer_of("cardarena.cli")][0] == "commands"
     assert LAYERS[layer_of("cardarena")][0] == "package root and its error tree"

@@ -20,8 +20,8 @@ from click.testing import CliRunner
 
 from cardarena.cli import main
 from cardarena.games import all_games
-from cardarena.tournament.league import SAMPLE_LEAGUE, build_league, read_league_file
-from cardarena.tournament.schedule import schedule
+from cardarena.tournament.planning.league import SAMPLE_LEAGUE, build_league, read_league_file
+from cardarena.tournament.planning.schedule import schedule
 from cardarena.tournament.store import ResultStore, StoreError
 from cardarena.referee.process import LOG_CAPPED_NOTE
 

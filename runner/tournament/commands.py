@@ -30,13 +30,13 @@ from cardarena.fault_list import fault_counts, summary_lines
 from cardarena.referee.faults import BotFault, Fault, printable, telling_lines
 from cardarena.referee.process import BotProcess, BotSpec, Limits
 from cardarena.report import FORMATS, leaderboards, render
-from cardarena.tournament.execute import (ExecutionError, Executor, FinishedGame, FinishedMatch, LocalExecutor, Lost,
-                                       WorkerLost, supervised)
-from cardarena.tournament.league import SAMPLE_LEAGUE, League, LeagueError, build_league, read_league_file
-from cardarena.tournament.progress import Progress
-from cardarena.tournament.schedule import (FORMATS as SCHEDULE_FORMATS, GAUNTLET, PlannedMatch,
+from cardarena.tournament.execution.execute import (ExecutionError, Executor, FinishedGame, FinishedMatch,
+                                                    LocalExecutor, Lost, WorkerLost, supervised)
+from cardarena.tournament.planning.league import SAMPLE_LEAGUE, League, LeagueError, build_league, read_league_file
+from cardarena.tournament.execution.progress import Progress
+from cardarena.tournament.planning.schedule import (FORMATS as SCHEDULE_FORMATS, GAUNTLET, PlannedMatch,
                                         schedule, sprt_schedule)
-from cardarena.tournament.sprt import H0, H1, DuplicateSets, SequentialTest, SprtError, parse_sprt
+from cardarena.tournament.planning.sprt import H0, H1, DuplicateSets, SequentialTest, SprtError, parse_sprt
 from cardarena.tournament.store import ResultStore, StoreError, StoredGame, merged_games, salvage as salvage_store
 
 EXECUTORS = ("local", "dask")
@@ -470,7 +470,7 @@ def _executor(league: League, kind: str, jobs: int | None, pin_cores: bool | Non
     if kind == "local":
         return LocalExecutor(jobs, pin, log_root=log_root)
     try:
-        from cardarena.tournament.dask_executor import DaskExecutor
+        from cardarena.tournament.execution.dask_executor import DaskExecutor
     except ModuleNotFoundError as error:
         if error.name not in ("dask", "distributed"):
             raise

@@ -6,7 +6,7 @@ and `SequentialTest` turns the scores into the log-likelihood ratio of "the chal
 better" against "it is elo0 better", accepting one hypothesis when the ratio crosses a Wald
 bound. Sets may be reported in any order; they are counted in schedule order, so stopping
 early cannot favour whatever happens to finish first. The derivation and its assumptions are
-in sprt.md beside this file.
+in runner/tournament/sprt.md.
 """
 
 from __future__ import annotations

@@ -55,7 +55,7 @@ from cardarena.manifest import MANIFEST_NAME, Entrant, ManifestError, entrant_fr
 from cardarena.referee.process import Limits, check_seconds
 from cardarena.samples import SAMPLE_BOTS
 from cardarena.referee.sandbox import AUTO, SandboxSettings
-from cardarena.tournament.schedule import (
+from cardarena.tournament.planning.schedule import (
     DEFAULT_PLAYERS,
     FORMATS,
     GAUNTLET,
@@ -68,7 +68,7 @@ from cardarena.tournament.schedule import (
     sprt_rounds,
     sprt_tables,
 )
-from cardarena.tournament.sprt import SprtError, SprtSettings, sprt_settings
+from cardarena.tournament.planning.sprt import SprtError, SprtSettings, sprt_settings
 
 SAMPLE_LEAGUE = SAMPLE_BOTS / "league.toml"
 _KEYS = {"name", "seed", "deal_seed", "bots", "exclude", "games", "deals", "format", "challengers", "max_tables",

@@ -37,7 +37,7 @@ from cardarena.referee.faults import Fault
 from cardarena.referee.match import GameRecord, Match, Observer
 from cardarena.referee.process import BotSpec, Limits
 from cardarena.referee.sandbox import release_dead_referees
-from cardarena.tournament.schedule import PlannedMatch
+from cardarena.tournament.planning.schedule import PlannedMatch
 
 _POLL_SECONDS = 0.1  # how often the supervisor looks at its workers' state and progress
 STALL_MARGIN = 5.0  # seconds beyond its longest bounded wait before a silent worker is taken for stuck

@@ -27,13 +27,14 @@ from cardarena.games import all_games
 from cardarena.referee.match import GameRecord
 from cardarena.referee.process import BotSpec, Limits
 from cardarena.referee.sandbox import freezes_bots, release_dead_referees
-from cardarena.tournament.execute import (ExecutionError, FinishedGame, LocalExecutor, become_worker, describe_exit,
-                                       read_message, send_message)
-from cardarena.tournament.schedule import PlannedMatch
+from cardarena.tournament.execution.execute import (ExecutionError, FinishedGame, LocalExecutor, become_worker,
+                                                    describe_exit, read_message, send_message)
+from cardarena.tournament.planning.schedule import PlannedMatch
 
 #: The host's command line: the parent's pid, then the parent's import path, which the host takes as
 #: its own (as multiprocessing's spawn does), so it imports the same cardarena however that was found.
-_BOOT = "import sys; sys.path[:] = sys.argv[2:]; from cardarena.tournament.host import serve; serve(int(sys.argv[1]))"
+_BOOT = ("import sys; sys.path[:] = sys.argv[2:]; "
+         "from cardarena.tournament.execution.host import serve; serve(int(sys.argv[1]))")
 #: how long a host's owner waits for the referee of a host that died to follow it (its death signal
 #: takes milliseconds), before leaving its frozen bots to the next referee's sweep
 RELEASE_SECONDS = 2.0

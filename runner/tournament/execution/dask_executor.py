@@ -44,11 +44,11 @@ from cardarena.cores import can_pin, usable_cores
 from cardarena.referee.process import BotSpec, Limits, append_capped
 from cardarena.referee.sandbox import AUTO, BWRAP, NONE, bwrap_problem, sweep_folders
 from cardarena.referee.match import Observer
-from cardarena.tournament.execute import (ExecutionError, Executor, FinishedGame, FinishedMatch, WorkerLost,
+from cardarena.tournament.execution.execute import (ExecutionError, Executor, FinishedGame, FinishedMatch, WorkerLost,
                                        portions)
-from cardarena.tournament.host import PortionHost, thread_cores
-from cardarena.tournament.schedule import PlannedMatch
-from cardarena.tournament.shipping import BotPack, PackError, cache_root, pack_folder, unpack
+from cardarena.tournament.execution.host import PortionHost, thread_cores
+from cardarena.tournament.planning.schedule import PlannedMatch
+from cardarena.tournament.execution.shipping import BotPack, PackError, cache_root, pack_folder, unpack
 
 CONNECT_SECONDS = 10.0  # how long to try reaching a scheduler before giving up
 WORKER_WAIT_SECONDS = 60.0  # how long to wait for a cluster's first worker, or for one after all have left
@@ -351,7 +351,7 @@ def play_portion(match: PlannedMatch, bots: Mapping[str, BotSpec], packs: Mappin
     """A Dask task: play one portion on this worker, sending each item to the organiser as it comes.
 
     The portion is played as locally, by this thread's portion host (a process of its own, see
-    `cardarena.tournament.host`) in a supervised worker process, so a bot that kills or stops its
+    `cardarena.tournament.execution.host`) in a supervised worker process, so a bot that kills or stops its
     referee costs what it costs locally (its games played again, then its disqualification), not
     the Dask worker. Shipped bots (`packs`: bot -> pack name, working
     folder, bytes) run from this machine's cache. A bot whose pack cannot be unpacked here still
