@@ -35,7 +35,8 @@ from cardarena.referee.faults import BotFault, Fault, cut, plain, printable
 from cardarena.referee.process import BotProcess, BotSpec, Limits
 from cardarena.samples import SAMPLE_BOTS
 from cardarena.referee.sandbox import SandboxSettings, describe as describe_sandbox
-from cardarena.tournament.execution.execute import FinishedGame, FinishedMatch, LocalExecutor, Lost, supervised
+from cardarena.tournament.execution.events import EventSink, FinishedGame, FinishedMatch, WorkerLost, drive
+from cardarena.tournament.execution.execute import LocalExecutor, Lost, supervised
 from cardarena.tournament.planning.schedule import PlannedGame, PlannedMatch
 
 MAX_GAMES_PER_GAME = 10_000  # --games-per-game: hours of play already, and the plan is a list in memory
@@ -268,6 +269,42 @@ def _handshake(bot: BotSpec, limits: Limits) -> tuple[dict[str, Any] | None, flo
     return hello, elapsed, findings
 
 
+class _Findings(EventSink):
+    """Collects a checked game's findings: its seatings, decision times and faults, with the
+    reproduce line of the game each happened in."""
+
+    def __init__(self, outcome: GameCheck, bot: BotSpec, game: Game,
+                 games_by_id: dict[str, tuple[Seating, int, str]]):
+        self.outcome, self.bot, self.game, self.games_by_id = outcome, bot, game, games_by_id
+        self.last_game: dict[str, tuple[Seating, int, str]] = {}  # match id -> its last game's seating and replay
+
+    def game_finished(self, event: FinishedGame) -> bool:
+        record, outcome = event.record, self.outcome
+        seating = self.games_by_id[event.game_id][0]
+        outcome.seatings.append(seating)
+        outcome.decision_times += [seconds for seat, seconds in record.decision_times if seat == seating.seat]
+        outcome.findings += [Finding(fault, *self.games_by_id[event.game_id], opponent=fault.seat != seating.seat)
+                             for fault in record.faults]
+        self.last_game[event.match_id] = self.games_by_id[event.game_id]
+        return False
+
+    def match_finished(self, event: FinishedMatch) -> None:
+        # Shutdown comes after the match's last game, so that game's replay line ends the same way.
+        self.outcome.findings += [Finding(fault.at(game=self.game.spec.name), *self.last_game[event.match_id],
+                                          opponent=fault.bot != self.bot.name) for fault in event.shutdown_faults]
+
+    def worker_lost(self, event: WorkerLost) -> None:
+        if event.name is None or event.disqualified is not None:
+            return
+        where = (self.games_by_id[event.game_id] if event.game_id
+                 else self.last_game.get(event.match_id, (None, None, None)))
+        again = "; the game was played again" if event.game_id else " (between games)"
+        self.outcome.findings.append(Finding(
+            Fault("sabotage", event.name, f"the referee's process was {event.reason} while it waited on this "
+                                          f"bot{again}", game=self.game.spec.name, game_id=event.game_id),
+            *where, opponent=event.name != self.bot.name))
+
+
 def check_game(bot: BotSpec, game: Game, games: int | None, limits: Limits, seed: int) -> GameCheck:
     """Play `games` games of one game (a full pass over its seatings when None) and collect the faults.
 
@@ -296,27 +333,7 @@ def check_game(bot: BotSpec, game: Game, games: int | None, limits: Limits, seed
         tables.append(PlannedMatch(f"{game.spec.name} at {players}{''.join(f' {k}={v}' for k, v in options)}",
                                    game.spec.name, dict(options), tuple(spec.name for spec in bots),
                                    tuple(planned_games)))
-    last_game: dict[str, tuple[Seating, int, str]] = {}
-    for item in LocalExecutor(1, pin_cores=False).run(tables, specs, limits):
-        if isinstance(item, FinishedGame):
-            record = item.record
-            seating = games_by_id[item.game_id][0]
-            outcome.seatings.append(seating)
-            outcome.decision_times += [seconds for seat, seconds in record.decision_times if seat == seating.seat]
-            outcome.findings += [Finding(fault, *games_by_id[item.game_id], opponent=fault.seat != seating.seat)
-                                 for fault in record.faults]
-            last_game[item.match_id] = games_by_id[item.game_id]
-        elif isinstance(item, FinishedMatch):
-            # Shutdown comes after the match's last game, so that game's replay line ends the same way.
-            outcome.findings += [Finding(fault.at(game=game.spec.name), *last_game[item.match_id],
-                                         opponent=fault.bot != bot.name) for fault in item.shutdown_faults]
-        elif item.name is not None and item.disqualified is None:
-            where = games_by_id[item.game_id] if item.game_id else last_game.get(item.match_id, (None, None, None))
-            again = "; the game was played again" if item.game_id else " (between games)"
-            outcome.findings.append(Finding(
-                Fault("sabotage", item.name, f"the referee's process was {item.reason} while it waited on this "
-                                             f"bot{again}", game=game.spec.name, game_id=item.game_id),
-                *where, opponent=item.name != bot.name))
+    drive(LocalExecutor(1, pin_cores=False).run(tables, specs, limits), _Findings(outcome, bot, game, games_by_id))
     outcome.duration = time.monotonic() - started
     return outcome
 

@@ -23,7 +23,7 @@ from typing import Iterator
 import pytest
 
 from cardarena.referee.process import BotSpec, Limits
-from cardarena.tournament.execution.execute import FinishedGame
+from cardarena.tournament.execution.events import FinishedGame
 from cardarena.tournament.planning.schedule import GameSettings, schedule
 from tests.test_sandbox import spy_folder
 from tests.test_tournament import ROOT, cardarena, stored_games
@@ -162,7 +162,7 @@ def test_batched_games_reach_the_organiser_once_each_and_the_last_partial_batch_
     flush, coming after, sends nothing), then the task's result and a replay's: every game passes
     once, in order."""
     from cardarena.tournament.execution.dask_executor import _Batches, _new_items
-    from cardarena.tournament.execution.execute import FinishedGame
+    from cardarena.tournament.execution.events import FinishedGame
     sent, due = [], []
     batches = _Batches("attempt-1", sent.append, lambda delay, flush: due.append(flush))
     games = [FinishedGame("m", f"game-{number}", None) for number in range(7)]

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from cardarena.referee.process import Limits
-from cardarena.tournament.execution.execute import ExecutionError, FinishedGame, FinishedMatch, LocalExecutor
+from cardarena.tournament.execution.events import FinishedGame, FinishedMatch
+from cardarena.tournament.execution.execute import ExecutionError, LocalExecutor
 from cardarena.tournament.execution.host import PortionHost
 from cardarena.tournament.planning.schedule import GameSettings, schedule
 from tests.conftest import ROOT, random_bot

@@ -108,6 +108,10 @@ class League:
     max_games: int = DEFAULT_SPRT_MAX_GAMES
     scheduler: str | None = None  # a Dask scheduler's address: where the games are played, not what they are
 
+    def indispensable(self) -> tuple[str, ...]:
+        """The bots without which the league cannot be played: an SPRT's challenger and baseline."""
+        return () if self.sprt is None else (self.challengers[0], self.baseline)
+
     def settings_fingerprint(self) -> dict[str, Any]:
         """Everything that shapes the schedule and the games, except the entrants (which may grow)
         and the deal secret (kept in the results file itself)."""
@@ -208,7 +212,7 @@ def _sprt(data: Mapping[str, Any], challengers: tuple[str, ...],
         if baseline is not None or max_games is not None:
             raise LeagueError("baseline and max_games belong to an SPRT: add [sprt] (or --sprt elo0=0,elo1=10)")
         return None, None, DEFAULT_SPRT_MAX_GAMES
-    settings = sprt_settings(_expect(table, dict, "[sprt]"), "[sprt]")
+    settings = table if isinstance(table, SprtSettings) else sprt_settings(_expect(table, dict, "[sprt]"), "[sprt]")
     if len(challengers) != 1:
         raise LeagueError(f"an SPRT tests one challenger against the baseline, got {len(challengers)} challengers")
     if baseline is None:
