@@ -23,6 +23,7 @@ from cardarena.games.base import GameError, OptionError, score_to_wire
 from cardarena.html.replay import write_replay_page
 from cardarena.fault_list import fault_counts, summary_lines
 from cardarena.report import FORMATS, leaderboards, render
+from cardarena.tournament.planning.league import LeagueOverrides, command_line_games, command_line_players
 from cardarena.tournament.planning.schedule import FORMATS as SCHEDULE_FORMATS
 from cardarena.tournament.planning.sprt import SprtError, parse_sprt
 from cardarena.tournament.service import (EXECUTORS, RunOptions, RunOutcome, RunSession, RunSetup, set_up,
@@ -105,26 +106,21 @@ def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
         sprt = None if sprt_text is None else parse_sprt(sprt_text)
     except SprtError as error:
         raise click.BadParameter(str(error).removeprefix("--sprt: "), param_hint="--sprt") from None
-    given = {"deals": deals, "seed": seed, "deal_seed": deal_seed, "format": form, "challengers": list(challengers),
-             "max_tables": max_tables, "pin_cores": pin_cores, "baseline": baseline, "max_games": max_games,
-             "sandbox": sandbox_mode, "scheduler": scheduler}
-    limits = {"decision_timeout": timeout, "handshake_timeout": handshake_timeout, "pass_env": list(pass_env)}
-    options = RunOptions(league_file, bots, games, players, _given(given), _given(limits), sprt, jobs, executor_kind,
-                         out, resume, strict)
+    league = LeagueOverrides(
+        bots=bots, games=command_line_games(games), players=command_line_players(players), deals=deals, seed=seed,
+        deal_seed=deal_seed, format=form, challengers=challengers, max_tables=max_tables, pin_cores=pin_cores,
+        sandbox=sandbox_mode, scheduler=scheduler, sprt=sprt, baseline=baseline, max_games=max_games,
+        decision_timeout=timeout, handshake_timeout=handshake_timeout, pass_env=pass_env)
+    options = RunOptions(league_file, league, jobs, executor_kind, out, resume, strict)
     setup = set_up(options)
     _check_run(setup, anchor_pair)
-    outcome = _play(start_bots(setup, _say), setup.league.pin_cores if pin_cores is None else pin_cores)
+    outcome = _play(start_bots(setup, _say))
     _echo_boards(outcome.games, "table", anchor_pair, bootstrap, superiority=False)
     _echo_fault_summary(fault_counts(outcome.games, outcome.match_faults), outcome.path)
     if outcome.report is not None:
         click.echo(outcome.report)
     if outcome.status:
         raise SystemExit(outcome.status)
-
-
-def _given(settings: dict[str, Any]) -> dict[str, Any]:
-    """The settings given on the command line (None or empty: not given)."""
-    return {key: value for key, value in settings.items() if value is not None and value != []}
 
 
 def _check_run(setup: RunSetup, anchor: tuple[str, float] | None) -> None:
@@ -141,10 +137,10 @@ def _check_run(setup: RunSetup, anchor: tuple[str, float] | None) -> None:
     require_sandbox(league.limits.sandbox)
 
 
-def _play(setup: RunSetup, pin_cores: bool) -> RunOutcome:
+def _play(setup: RunSetup) -> RunOutcome:
     """Play the run, Ctrl-C ending it with status 130 and a line saying what was saved."""
     try:
-        with RunSession(setup, _say, pin_cores) as session:
+        with RunSession(setup, _say) as session:
             return session.play()
     except KeyboardInterrupt:
         raise SystemExit(130) from None

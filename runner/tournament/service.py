@@ -13,24 +13,21 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from cardarena.cores import PINNING_UNAVAILABLE, can_pin
 from cardarena.errors import CardarenaError
-from cardarena.games import get_game
-from cardarena.games.base import OptionError
 from cardarena.referee.faults import BotFault, Fault, printable, telling_lines
 from cardarena.referee.process import BotProcess, BotSpec, Limits
 from cardarena.tournament.execution.events import EventSink, FinishedGame, FinishedMatch, WorkerLost, drive
 from cardarena.tournament.execution.execute import ExecutionError, Executor, LocalExecutor, Lost, supervised
 from cardarena.tournament.execution.progress import Progress
-from cardarena.tournament.planning.league import SAMPLE_LEAGUE, League, LeagueError, build_league, read_league_file
+from cardarena.tournament.planning.league import (SAMPLE_LEAGUE, League, LeagueError, LeagueOverrides, build_league,
+                                                  read_league_file)
 from cardarena.tournament.planning.plan import RunPlan, plan_of
-from cardarena.tournament.planning.schedule import GAUNTLET
-from cardarena.tournament.planning.sprt import SprtSettings
 from cardarena.tournament.store import ResultStore, StoreError, StoredGame
 
 EXECUTORS = ("local", "dask")
@@ -46,21 +43,16 @@ class RunFailed(CardarenaError):
 
 @dataclass(frozen=True)
 class RunOptions:
-    """What a run is asked to do, each setting parsed once; None (or empty) leaves it to the league
-    file, whose settings these override, or to the default."""
+    """What a run is asked to do, each setting parsed once: the league file (None: the sample league,
+    unless bots are given), the settings over it, and how the run is played and kept."""
 
     league_file: Path | None = None
-    bots: tuple[str, ...] = ()  # replace the league's bots, resolved in the current directory
-    games: tuple[str, ...] = ()  # game names, each entry possibly comma-separated
-    players: tuple[str, ...] = ()  # GAME=N
-    league: dict[str, Any] = field(default_factory=dict)  # league-file keys set here (deals, seed, format ...)
-    limits: dict[str, Any] = field(default_factory=dict)  # [limits] keys set here (timeouts, pass_env)
-    sprt: SprtSettings | None = None
+    league: LeagueOverrides = LeagueOverrides()
     jobs: int | None = None
-    executor: str | None = None
+    executor: str | None = None  # "local" or "dask"; None: dask where the league names a scheduler
     out: Path | None = None
     resume: bool = False
-    strict: bool = False
+    strict: bool = False  # a run in which any bot faulted exits with status 1
 
 
 @dataclass(frozen=True)
@@ -93,55 +85,21 @@ class RunOutcome:
 def set_up(options: RunOptions) -> RunSetup:
     """The league of `options` (the league file's, with the options over it), where its results go,
     and its executor's kind; LeagueError or StoreError when they cannot be."""
-    data, base, source = _league_data(options)
-    league = build_league(data, base, source, bots_base=Path.cwd() if options.bots else None)
+    league_file = options.league_file
+    if league_file is None and not options.league.bots:
+        league_file = SAMPLE_LEAGUE
+    if league_file is None:
+        league, source = build_league({}, Path.cwd(), "command line", options.league), "command line"
+    else:
+        source = str(league_file)
+        league = build_league(read_league_file(league_file), league_file.parent, source, options.league)
     kind = _executor_kind(league, options)
     return RunSetup(options, league, source, results_path(league, options.out, options.resume), kind)
 
 
-def _league_data(options: RunOptions) -> tuple[dict[str, Any], Path, str]:
-    """League-file data with the options over it, its base folder, and its name for messages."""
-    league_file = options.league_file
-    if league_file is None and not options.bots:
-        league_file = SAMPLE_LEAGUE
-    if league_file is not None:
-        data, base, source = read_league_file(league_file), league_file.parent, str(league_file)
-    else:
-        data, base, source = {}, Path.cwd(), "command line"
-    if options.bots:
-        data["bots"] = list(options.bots)
-    try:
-        if options.games:
-            data["games"] = [get_game(name).spec.name for text in options.games  # repeated or comma-separated
-                             for name in filter(None, (part.strip() for part in text.split(",")))]
-        for text in options.players:
-            game, sep, count = text.partition("=")
-            if not sep or not count.strip().isdigit():
-                raise LeagueError(f"--players takes GAME=N, got {text!r}")
-            _table(_table(data, "game", source), get_game(game.strip()).spec.name, source)["players"] = int(count)
-    except OptionError as error:
-        raise LeagueError(f"command line: {error}") from None
-    data.update(options.league)
-    if options.limits:
-        _table(data, "limits", source).update(options.limits)
-    if options.sprt is not None:
-        data["sprt"] = options.sprt
-    if "challengers" in options.league and "format" not in options.league:
-        data["format"] = GAUNTLET  # --challenger implies a gauntlet
-    return data, base, source
-
-
-def _table(data: dict[str, Any], key: str, source: str) -> dict[str, Any]:
-    """The TOML table `data[key]`, made when absent, to put a command-line setting in."""
-    table = data.setdefault(key, {})
-    if not isinstance(table, dict):
-        raise LeagueError(f"{source}: {key} must be a table, got {table!r}")
-    return table
-
-
 def _executor_kind(league: League, options: RunOptions) -> str:
     """Which executor plays the run: the one asked for, else dask when a scheduler is named, else local."""
-    if options.executor == "local" and options.league.get("scheduler") is not None:
+    if options.executor == "local" and options.league.scheduler is not None:
         raise LeagueError("--scheduler names a Dask cluster, and --executor local plays on this machine: choose one")
     kind = options.executor or ("dask" if league.scheduler else "local")
     if kind == "dask" and league.scheduler is not None and options.jobs is not None:
@@ -205,11 +163,11 @@ def _start_once(spec: BotSpec, limits: Limits) -> Fault | None:
     return None
 
 
-def make_executor(setup: RunSetup, pin_cores: bool) -> Executor:
+def make_executor(setup: RunSetup) -> Executor:
     """The executor of a run: local worker processes, or a Dask cluster (connected to at once, so an
     unreachable scheduler is reported before the results file is made)."""
     if setup.executor == "local":
-        return LocalExecutor(setup.options.jobs, pin_cores, log_root=setup.logs)
+        return LocalExecutor(setup.options.jobs, setup.league.pin_cores, log_root=setup.logs)
     try:
         from cardarena.tournament.execution.dask_executor import DaskExecutor
     except ModuleNotFoundError as error:
@@ -222,7 +180,7 @@ def make_executor(setup: RunSetup, pin_cores: bool) -> Executor:
         logging.getLogger(name).setLevel(logging.CRITICAL)
         for handler in logging.getLogger(name).handlers:
             handler.setLevel(logging.CRITICAL)  # children's records reach it whatever its logger's level
-    return DaskExecutor(setup.league.scheduler, setup.options.jobs, pin_cores, setup.logs)
+    return DaskExecutor(setup.league.scheduler, setup.options.jobs, setup.league.pin_cores, setup.logs)
 
 
 # -- the results file ---------------------------------------------------------------------------
@@ -299,14 +257,14 @@ class RunSession(contextlib.ExitStack):
     """One run from its executor's first contact to its last game: it owns the executor, the results
     store and the progress display, and lets go of each however the run ends."""
 
-    def __init__(self, setup: RunSetup, say: Say, pin_cores: bool):
+    def __init__(self, setup: RunSetup, say: Say):
         super().__init__()
-        self.setup, self.say, self.pin_cores = setup, say, pin_cores
+        self.setup, self.say = setup, say
 
     def __enter__(self) -> RunSession:
         super().__enter__()
         try:
-            self.executor = self.enter_context(contextlib.closing(make_executor(self.setup, self.pin_cores)))
+            self.executor = self.enter_context(contextlib.closing(make_executor(self.setup)))
             self.warnings = self.executor.preflight(self.setup.league.limits)  # a refusal leaves no results file
             self.store, deal_key = open_results(self.setup, self.say)
             self.enter_context(self.store)
@@ -327,7 +285,7 @@ class RunSession(contextlib.ExitStack):
         total = self.plan.total
         self.say(f"{league.name}: {len(league.entrants)} bots, {self.plan.shape(league)} {total} games "
                  f"({total - left} already played) -> {path} (bot stderr: {self.setup.logs})")
-        if self.setup.executor == "local" and self.pin_cores and not can_pin():
+        if self.setup.executor == "local" and league.pin_cores and not can_pin():
             self.say(PINNING_UNAVAILABLE)
         if (place := self.executor.where()) is not None:
             self.say(f"playing {place}")
