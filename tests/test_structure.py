@@ -1,9 +1,12 @@
-"""The package's import structure (README § Layout): layers import only downwards, and no two
-modules import each other, directly or round a longer cycle."""
+"""The package's import structure (README § Layout): layers import only downwards, no two modules
+import each other, directly or round a longer cycle, no module imports a command module (but the
+command group's), and none imports another's private name."""
 
 from __future__ import annotations
 
-from tests.structure import imports
+import ast
+
+from tests.structure import functions, imports, modules
 
 #: layers, lowest first; a module belongs to the layer of the longest prefix of its name listed here
 #: ("cardarena." is every module not listed elsewhere), and may import only its own layer and those below
@@ -89,3 +92,44 @@ def test_what_a_bot_sees_of_cardarena_imports_nothing_it_cannot_see():
     missing = {(module, target) for module, targets in imports().items() if seen(module)
                for target in targets if not seen(target)}
     assert missing == set()
+
+
+def command_modules() -> set[str]:
+    """The command modules: those that define a click command (the command line's adapters)."""
+    return {function.module for function in functions() if function.is_click_command}
+
+
+#: the one module that imports command modules: it registers them with the command group
+COMMAND_REGISTRY = "cardarena.cli"
+
+
+def test_the_command_modules_are_the_click_adapters():
+    assert command_modules() == {"cardarena.cli", "cardarena.check", "cardarena.fault_list", "cardarena.html.report",
+                                 "cardarena.tournament.commands"}
+
+
+def test_no_module_imports_a_command_module():
+    """A command module is an adapter from the command line to the library: what another module
+    needs of it belongs in a library module (a league server, say, imports no click command)."""
+    commands = command_modules()
+    importing = {(module, target) for module, targets in imports().items() if module != COMMAND_REGISTRY
+                 for target in targets & commands}
+    assert importing == KNOWN_COMMAND_IMPORTS
+
+
+#: (module, command module) pairs that remain, each with its reason; the list only shrinks
+KNOWN_COMMAND_IMPORTS = {
+    # `run` prints the faults summary that `faults` prints; both move to the one fault report (issue 26 item 3)
+    ("cardarena.tournament.commands", "cardarena.fault_list"),
+}
+
+
+def test_no_module_imports_a_private_name_of_another():
+    """A name with a leading underscore is its module's own: another module that needs it needs a public one."""
+    private = []
+    for module, path in modules().items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "cardarena":
+                private += [f"{module}: from {node.module} import {alias.name}" for alias in node.names
+                            if alias.name.startswith("_") and not alias.name.startswith("__") and node.module != module]
+    assert private == []
