@@ -61,6 +61,7 @@ def make_folder(path: Path, what: str) -> None:
         raise UsageError(f"{what} {path}: cannot create the folder: {error.strerror}") from None
     if not os.access(path, os.W_OK | os.X_OK):
         raise UsageError(f"{what} {path}: cannot write in it (permission denied)")
+from cardarena.tournament.service import RESULTS_DIR
 from cardarena.referee.sandbox import NONE, SANDBOX_MODES, SandboxSettings, bot_view, check_layout, effective_mode
 
 
@@ -155,10 +156,6 @@ def require_sandbox(settings: SandboxSettings) -> None:
     """Resolve the sandbox before any bot starts: --sandbox bwrap without it ends the command here,
     and auto's one-line warning comes first rather than in the middle of the output."""
     effective_mode(settings)
-
-
-#: where `run` writes results by default (results/<name>.sqlite and its logs), relative to the current directory
-RESULTS_DIR = Path("results")
 
 
 def require_own_views(bots: Sequence[BotSpec], settings: SandboxSettings, protected: Sequence[tuple[str, Path | None]],

@@ -2,7 +2,7 @@
 
 `RunOptions` holds what a run is asked to do, parsed once (from the command line, or by a league
 server); `set_up` turns them into a `RunSetup` (the league, where its results go, which executor
-plays it), and `play` drives it to its end in a `RunSession`, which owns the executor, the
+plays it), and `RunSession.play` drives it to its end; the session owns the executor, the
 results store and the progress display for the run's length, whatever ends it. The plan
 (`planning.plan`) says what is played and when it is done, so a full schedule and an SPRT are
 driven by the same loop. What people should hear along the way goes to `say`, a line at a time.
@@ -28,7 +28,7 @@ from cardarena.tournament.execution.progress import Progress
 from cardarena.tournament.planning.league import (SAMPLE_LEAGUE, League, LeagueError, LeagueOverrides, build_league,
                                                   read_league_file)
 from cardarena.tournament.planning.plan import RunPlan, plan_of
-from cardarena.tournament.store import ResultStore, StoreError, StoredGame
+from cardarena.tournament.store import ResultStore, StoreError, StoredGame, StoredMatchFault
 
 EXECUTORS = ("local", "dask")
 #: where a run writes results by default (results/<name>.sqlite and its logs), relative to the current directory
@@ -77,7 +77,7 @@ class RunOutcome:
 
     path: Path
     games: list[StoredGame]
-    match_faults: list[Any]
+    match_faults: list[StoredMatchFault]
     report: str | None
     status: int
 
