@@ -25,18 +25,20 @@ from typing import Any, Callable, Iterable
 
 import click
 
-from cardarena.console import (ArgumentError, Seconds, check_writable_file, pass_env_option, require_own_views,
-                               require_sandbox, sandbox_option)
+from cardarena.console import (Seconds, check_writable_file, pass_env_option, require_own_views,
+                               require_sandbox, sandbox_option, sandbox_settings)
+from cardarena.errors import CardarenaError
 from cardarena.games import get_game
 from cardarena.games.base import Game, OptionError
-from cardarena.manifest import Entrant, ManifestError, load_entrant
+from cardarena.manifest import Entrant, load_entrant
 from cardarena.fault_report import CHECK_TEXT, FaultEntry, json_entry, junit_failure, option_text, play_line, text_lines
 from cardarena.referee.faults import BotFault, Fault, counted, cut, plain, printable
 from cardarena.referee.process import BotProcess, BotSpec, Limits
 from cardarena.samples import SAMPLE_BOTS
 from cardarena.referee.sandbox import SandboxSettings, describe as describe_sandbox
-from cardarena.tournament.execute import FinishedGame, FinishedMatch, LocalExecutor, Lost, supervised
-from cardarena.tournament.schedule import PlannedGame, PlannedMatch
+from cardarena.tournament.execution.events import EventSink, FinishedGame, FinishedMatch, WorkerLost, drive
+from cardarena.tournament.execution.execute import LocalExecutor, Lost, supervised
+from cardarena.tournament.planning.schedule import PlannedGame, PlannedMatch
 
 MAX_GAMES_PER_GAME = 10_000  # --games-per-game: hours of play already, and the plan is a list in memory
 
@@ -238,6 +240,43 @@ def _handshake(bot: BotSpec, limits: Limits) -> tuple[dict[str, Any] | None, flo
     return hello, elapsed, findings
 
 
+class _Findings(EventSink):
+    """Collects a checked game's findings: its seatings, decision times and faults, with the
+    reproduce line of the game each happened in."""
+
+    def __init__(self, outcome: GameCheck, bot: BotSpec, game: Game,
+                 games_by_id: dict[str, tuple[Seating, int, str]]):
+        self.outcome, self.bot, self.game, self.games_by_id = outcome, bot, game, games_by_id
+        self.last_game: dict[str, tuple[Seating, int, str]] = {}  # match id -> its last game's seating and replay
+
+    def game_finished(self, event: FinishedGame) -> bool:
+        record, outcome = event.record, self.outcome
+        seating = self.games_by_id[event.game_id][0]
+        outcome.seatings.append(seating)
+        outcome.decision_times += [seconds for seat, seconds in record.decision_times if seat == seating.seat]
+        outcome.findings += [finding(fault, *self.games_by_id[event.game_id], opponent=fault.seat != seating.seat)
+                             for fault in record.faults]
+        self.last_game[event.match_id] = self.games_by_id[event.game_id]
+        return False
+
+    def match_finished(self, event: FinishedMatch) -> None:
+        # Shutdown comes after the match's last game, so that game's replay line ends the same way.
+        self.outcome.findings += [finding(fault.at(game=self.game.spec.name), *self.last_game[event.match_id],
+                                          opponent=fault.bot != self.bot.name, at_shutdown=True)
+                                  for fault in event.shutdown_faults]
+
+    def worker_lost(self, event: WorkerLost) -> None:
+        if event.name is None or event.disqualified is not None:
+            return
+        where = (self.games_by_id[event.game_id] if event.game_id
+                 else self.last_game.get(event.match_id, (None, None, None)))
+        again = "; the game was played again" if event.game_id else " (between games)"
+        self.outcome.findings.append(finding(
+            Fault("sabotage", event.name, f"the referee's process was {event.reason} while it waited on this "
+                                          f"bot{again}", game=self.game.spec.name, game_id=event.game_id),
+            *where, opponent=event.name != self.bot.name))
+
+
 def check_game(bot: BotSpec, game: Game, games: int | None, limits: Limits, seed: int) -> GameCheck:
     """Play `games` games of one game (a full pass over its seatings when None) and collect the faults.
 
@@ -266,28 +305,7 @@ def check_game(bot: BotSpec, game: Game, games: int | None, limits: Limits, seed
         tables.append(PlannedMatch(f"{game.spec.name} at {players}{''.join(f' {k}={v}' for k, v in options)}",
                                    game.spec.name, dict(options), tuple(spec.name for spec in bots),
                                    tuple(planned_games)))
-    last_game: dict[str, tuple[Seating, int, str]] = {}
-    for item in LocalExecutor(1, pin_cores=False).run(tables, specs, limits):
-        if isinstance(item, FinishedGame):
-            record = item.record
-            seating = games_by_id[item.game_id][0]
-            outcome.seatings.append(seating)
-            outcome.decision_times += [seconds for seat, seconds in record.decision_times if seat == seating.seat]
-            outcome.findings += [finding(fault, *games_by_id[item.game_id], opponent=fault.seat != seating.seat)
-                                 for fault in record.faults]
-            last_game[item.match_id] = games_by_id[item.game_id]
-        elif isinstance(item, FinishedMatch):
-            # Shutdown comes after the match's last game, so that game's replay line ends the same way.
-            outcome.findings += [finding(fault.at(game=game.spec.name), *last_game[item.match_id],
-                                         opponent=fault.bot != bot.name, at_shutdown=True)
-                                 for fault in item.shutdown_faults]
-        elif item.name is not None and item.disqualified is None:
-            where = games_by_id[item.game_id] if item.game_id else last_game.get(item.match_id, (None, None, None))
-            again = "; the game was played again" if item.game_id else " (between games)"
-            outcome.findings.append(finding(
-                Fault("sabotage", item.name, f"the referee's process was {item.reason} while it waited on this "
-                                             f"bot{again}", game=game.spec.name, game_id=item.game_id),
-                *where, opponent=item.name != bot.name))
+    drive(LocalExecutor(1, pin_cores=False).run(tables, specs, limits), _Findings(outcome, bot, game, games_by_id))
     outcome.duration = time.monotonic() - started
     return outcome
 
@@ -425,18 +443,15 @@ def check(bot_text: str, game_names: tuple[str, ...], old_game_names: tuple[str,
           sandbox_mode: str, pass_env: tuple[str, ...]) -> None:
     """Check BOT (a bot folder with bot.toml, or NAME=CMD) against the random bot in every game, seat
     and player count; exit status 0 only when it made no fault."""
-    try:
-        entrant = load_entrant(bot_text)
-        games = games_to_check(entrant, game_names + old_game_names)
-        sandbox = SandboxSettings(mode=sandbox_mode, pass_env=pass_env)
-    except (ManifestError, OptionError, ValueError) as error:
-        raise ArgumentError(str(error)) from None
+    entrant = load_entrant(bot_text)
+    games = games_to_check(entrant, game_names + old_game_names)
+    sandbox = sandbox_settings(sandbox_mode, pass_env)
     if junit_path is not None:
         check_writable_file(junit_path, "--junit")
     require_own_views([entrant.spec], sandbox, [], trusted=opponents(entrant.name, 1))
     require_sandbox(sandbox)
     if not RANDOM_BOT.is_file():
-        raise click.ClickException(f"the opponent, the sample random bot, is missing: {RANDOM_BOT}")
+        raise CardarenaError(f"the opponent, the sample random bot, is missing: {RANDOM_BOT}")
     limits = Limits(handshake_timeout=handshake_timeout, decision_timeout=timeout, sandbox=sandbox)
 
     def echo(lines: list[str]) -> None:
@@ -451,5 +466,5 @@ def check(bot_text: str, game_names: tuple[str, ...], old_game_names: tuple[str,
         try:
             junit_path.write_bytes(junit_xml(report))
         except OSError as error:
-            raise click.ClickException(f"cannot write the JUnit report: {error}") from None
+            raise CardarenaError(f"cannot write the JUnit report: {error}") from None
     sys.exit(0 if report.passed else 1)

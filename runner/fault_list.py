@@ -18,7 +18,7 @@ import click
 
 from cardarena.fault_report import LISTING_TEXT, fault_counts, json_entry, markdown, stored_entries, summary_lines, text_lines
 from cardarena.referee.faults import counted
-from cardarena.tournament.store import ResultStore, StoreError
+from cardarena.tournament.store import ResultStore
 
 
 @click.command()
@@ -31,15 +31,12 @@ def faults(results: Path, bot: str | None, as_json: bool, as_markdown: bool) -> 
     """List every fault recorded in a RESULTS database: kind, game, seat, decision (or the shutdown
     after a match's last game), what the bot sent, its stderr, and a `cardarena play` line that deals the same game again (same seed, seats,
     options and time limit; the bots as they are now, each in a fresh process)."""
-    try:
-        with ResultStore(results) as store:
-            entrants, settings = store.entrants(), store.settings()
-            if bot is not None and bot not in entrants:
-                raise click.BadParameter(f"no bot {bot!r} in {results} (bots: {', '.join(entrants) or 'none'})",
-                                         param_hint="--bot")
-            games, match_faults = list(store.games()), store.match_faults()
-    except StoreError as error:
-        raise click.ClickException(str(error)) from None
+    with ResultStore(results) as store:
+        entrants, settings = store.entrants(), store.settings()
+        if bot is not None and bot not in entrants:
+            raise click.BadParameter(f"no bot {bot!r} in {results} (bots: {', '.join(entrants) or 'none'})",
+                                     param_hint="--bot")
+        games, match_faults = list(store.games()), store.match_faults()
     entries = stored_entries(games, entrants, settings, bot, match_faults)
     if as_json:
         for entry in entries:

@@ -27,6 +27,7 @@ import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from cardarena.errors import UsageError
 from cardarena.games import all_games, get_game
 from cardarena.games.base import OptionError
 from cardarena.referee.process import BotSpec, check_bot_name
@@ -45,7 +46,7 @@ CONTENT_BUDGET = 128 << 20  # bytes of content hashed per bot; files past it cou
 GIT_WITHOUT_HOOKS = ("-c", "core.fsmonitor=false")
 
 
-class ManifestError(ValueError):
+class ManifestError(UsageError, ValueError):
     """A bot manifest that cannot be used; the message names the file and the problem."""
 
 

@@ -15,11 +15,12 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from cardarena.errors import CardarenaError
 from cardarena.games.base import Result, score_to_wire
 from cardarena.referee.faults import Fault
 
 
-class RecordError(ValueError):
+class RecordError(CardarenaError, ValueError):
     """Data that is not a game record; the message says where and why (`reason`: why alone)."""
 
     def __init__(self, reason: str, source: str = "not a game record"):

@@ -26,7 +26,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from cardarena.cli import main
-from cardarena.tournament.execute import stall_limit
+from cardarena.tournament.execution.execute import stall_limit
 from cardarena.referee.process import BotSpec, Limits
 from cardarena.referee import sandbox
 from tests.conftest import RANDOM_BOT, ROOT, ZOO

@@ -20,8 +20,8 @@ from click.testing import CliRunner
 
 from cardarena.cli import main
 from cardarena.games import all_games
-from cardarena.tournament.league import SAMPLE_LEAGUE, build_league, read_league_file
-from cardarena.tournament.schedule import schedule
+from cardarena.tournament.planning.league import SAMPLE_LEAGUE, build_league, read_league_file
+from cardarena.tournament.planning.schedule import schedule
 from cardarena.tournament.store import ResultStore, StoreError
 from cardarena.referee.process import LOG_CAPPED_NOTE
 
@@ -307,7 +307,7 @@ def test_a_new_results_file_starts_with_fresh_logs_and_the_stale_ones_are_kept_a
 
 
 def test_stale_logs_that_cannot_be_moved_aside_are_a_store_error_saying_what_to_do(tmp_path, monkeypatch):
-    from cardarena.tournament.commands import _set_aside_stale_logs
+    from cardarena.tournament.service import set_aside_stale_logs
     (tmp_path / "t.logs").mkdir()
     (tmp_path / "t.logs" / "a.stderr.log").write_text("earlier\n")
 
@@ -315,7 +315,7 @@ def test_stale_logs_that_cannot_be_moved_aside_are_a_store_error_saying_what_to_
         raise PermissionError(13, "Permission denied")
     monkeypatch.setattr(Path, "rename", refuse)
     with pytest.raises(StoreError) as raised:
-        _set_aside_stale_logs(tmp_path / "t.logs")
+        set_aside_stale_logs(tmp_path / "t.logs", say=print)
     assert str(raised.value) == (f"{tmp_path / 't.logs'}: holds the bot logs of an earlier results file; cannot move "
                                  "them aside (Permission denied): move or delete them")
 

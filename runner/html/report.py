@@ -19,6 +19,8 @@ from urllib.parse import quote
 
 import click
 
+from cardarena.console import MAX_BOOTSTRAP, parse_anchor
+from cardarena.errors import CardarenaError
 from cardarena.games.base import GameError
 from cardarena.html import esc, page, plain_text, write_assets
 from cardarena.fault_report import html_sections, stored_entries
@@ -26,9 +28,8 @@ from cardarena.html.replay import replay_data, replay_page
 from cardarena.ratings import RatingError, comparisons_from_ranks, rate, tally
 from cardarena.referee.faults import counted
 from cardarena.report import Board, leaderboards
-from cardarena.tournament.commands import MAX_BOOTSTRAP, _parse_anchor
 from cardarena.record import GameRecord
-from cardarena.tournament.store import ResultStore, StoreError
+from cardarena.tournament.store import ResultStore
 
 CHECKPOINTS = 8  # refits of the ratings as games accumulate (the convergence plot)
 FAULT_DETAILS = 20  # faults per bot shown with their full evidence; the rest one line each
@@ -285,9 +286,9 @@ def report(results: Path, out: Path, anchor: str | None, bootstrap: int, replays
     """Write an offline HTML report of a RESULTS database: leaderboards, crosstables, ratings
     over time, faults, and every game with a link to its replay."""
     try:
-        summary = write_report(results, out, _parse_anchor(anchor), bootstrap, replays)
-    except (StoreError, RatingError, OSError) as error:
-        raise click.ClickException(str(error)) from None
+        summary = write_report(results, out, parse_anchor(anchor), bootstrap, replays)
+    except OSError as error:
+        raise CardarenaError(str(error)) from None
     size = summary.path.stat().st_size
     where = f" and {summary.games - summary.replay_failures} replays in {summary.replays}/" if summary.replays else ""
     click.echo(f"wrote {summary.path} ({size / 1e6:.2f} MB){where} in {summary.seconds:.1f} s")

@@ -46,6 +46,7 @@ from typing import Any, Callable, Sequence
 
 import cardarena
 import cardarena.protocol
+from cardarena.errors import UsageError
 from cardarena.referee import hostview, seccomp
 
 AUTO, BWRAP, NONE = "auto", "bwrap", "none"
@@ -63,7 +64,7 @@ SDK_ROOT = "/opt/cardarena"  # the `cardarena` package a bot imports is SDK_ROOT
 #: it lives): the engines, what they import, and the search SDK; not the referee, the tournament code
 #: or the sample bots (tests/test_structure.py checks that these import nothing else). Few, since
 #: each is a mount that every bot start pays for.
-SDK_ENTRIES = ("__init__.py", "__pycache__", "cards.py", "games", "search")
+SDK_ENTRIES = ("__init__.py", "__pycache__", "cards.py", "errors.py", "games", "search")
 #: system folders visible read-only inside the sandbox (symlinks, as on merged-/usr systems, are copied)
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 #: the only parts of /etc a bot sees: the dynamic loader's cache, users and groups, time zones, TLS roots
@@ -80,7 +81,7 @@ _MIB = 1 << 20
 CGROUP_REMOVAL_SECONDS = 10.0
 
 
-class SandboxError(Exception):
+class SandboxError(UsageError):
     """A bot cannot be started as the sandbox settings require; the message says why in one line."""
 
 

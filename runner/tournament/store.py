@@ -46,8 +46,10 @@ CREATE TABLE IF NOT EXISTS match_faults (
     fault TEXT NOT NULL, PRIMARY KEY (game_id, bot, kind, ordinal));
 """
 
+from cardarena.errors import CardarenaError
 
-class StoreError(ValueError):
+
+class StoreError(CardarenaError, ValueError):
     """A results file that cannot be used; the message names the file and the reason."""
 
 

@@ -26,10 +26,11 @@ from pathlib import Path
 from typing import Callable
 
 from cardarena.referee.process import Limits
-from cardarena.tournament.dask_executor import DaskExecutor
-from cardarena.tournament.execute import Executor, FinishedGame, LocalExecutor
-from cardarena.tournament.league import SAMPLE_LEAGUE, build_league, read_league_file
-from cardarena.tournament.schedule import schedule
+from cardarena.tournament.execution.dask_executor import DaskExecutor
+from cardarena.tournament.execution.events import FinishedGame
+from cardarena.tournament.execution.execute import Executor, LocalExecutor
+from cardarena.tournament.planning.league import SAMPLE_LEAGUE, build_league, read_league_file
+from cardarena.tournament.planning.schedule import schedule
 from cardarena.tournament.store import ResultStore
 from tests.test_dask import Cluster, children, start_cluster
 
