@@ -31,9 +31,10 @@ from cardarena.games import get_game
 from cardarena.games.base import Game, OptionError
 from cardarena.manifest import Entrant, ManifestError, load_entrant
 from cardarena.referee.faults import BotFault, Fault, cut, plain, printable
-from cardarena.referee.process import BotProcess, BotSpec, Limits
+from cardarena.config import BotSpec, Limits, SandboxSettings
+from cardarena.referee.process import BotProcess
 from cardarena.samples import SAMPLE_BOTS
-from cardarena.referee.sandbox import SandboxSettings, describe as describe_sandbox
+from cardarena.referee.sandbox import describe as describe_sandbox
 from cardarena.tournament.execute import FinishedGame, FinishedMatch, LocalExecutor, Lost, supervised
 from cardarena.tournament.schedule import PlannedGame, PlannedMatch
 

@@ -24,8 +24,7 @@ from cardarena.manifest import load_entrant
 from cardarena.notation import deal_lines, move_lines, seat_name
 from cardarena.referee.faults import Fault
 from cardarena.referee.match import log_file_name
-from cardarena.referee.process import Limits
-from cardarena.referee.sandbox import SandboxSettings
+from cardarena.config import Limits, SandboxSettings
 from cardarena.tournament.commands import lost_worker_line
 from cardarena.tournament.execute import FinishedGame, FinishedMatch, LocalExecutor
 from cardarena.tournament.schedule import PlannedGame, PlannedMatch

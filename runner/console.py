@@ -10,7 +10,7 @@ import click
 from tabulate import tabulate
 
 from cardarena.referee.match import GameRecord
-from cardarena.referee.process import BotSpec, check_seconds
+from cardarena.config import NONE, SANDBOX_MODES, BotSpec, SandboxSettings, check_seconds
 
 
 class ArgumentError(click.ClickException):
@@ -61,8 +61,7 @@ def make_folder(path: Path, what: str) -> None:
         raise ArgumentError(f"{what} {path}: cannot create the folder: {error.strerror}") from None
     if not os.access(path, os.W_OK | os.X_OK):
         raise ArgumentError(f"{what} {path}: cannot write in it (permission denied)")
-from cardarena.referee.sandbox import (NONE, SANDBOX_MODES, SandboxError, SandboxSettings, bot_view, check_layout,
-                                      effective_mode)
+from cardarena.referee.sandbox import SandboxError, bot_view, check_layout, effective_mode
 
 
 def parse_option(text: str) -> tuple[str, Any]:

@@ -261,14 +261,15 @@ def start_fault(command: list[str], folder: Path, monkeypatch, path: str | None 
     replaced by PROGRAM: a detail that names the program, and nothing else about it, says nothing."""
     from cardarena.manifest import load_manifest
     from cardarena.referee.faults import BotFault
-    from cardarena.referee.process import BotProcess, Limits
+    from cardarena.config import Limits, SandboxSettings
+    from cardarena.referee.process import BotProcess
     if BWRAP_PROBLEM is not None:
         pytest.skip(f"bubblewrap cannot run here: {BWRAP_PROBLEM} (without it a bot sees what the organiser sees)")
     if path is not None:
         monkeypatch.setenv("PATH", path)
     (folder / "bot.toml").write_text(f'name = "prober"\ncommand = {json.dumps(command)}\n')
     with pytest.raises(BotFault) as raised:
-        BotProcess(load_manifest(folder).spec, Limits(sandbox=sandbox.SandboxSettings(mode="bwrap"))).start()
+        BotProcess(load_manifest(folder).spec, Limits(sandbox=SandboxSettings(mode="bwrap"))).start()
     assert raised.value.fault.kind == "start"
     return raised.value.fault.detail.replace(command[0], "PROGRAM")
 

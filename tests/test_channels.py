@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from cardarena.referee import sandbox
-from cardarena.referee.process import BotProcess, BotSpec, Limits
-from cardarena.referee.sandbox import SandboxSettings
+from cardarena.config import BotSpec, Limits, SandboxSettings
+from cardarena.referee.process import BotProcess
 from tests.conftest import ROOT, ZOO
 
 SECRET = "10110010"

@@ -22,7 +22,7 @@ from typing import Iterator
 
 import pytest
 
-from cardarena.referee.process import BotSpec, Limits
+from cardarena.config import BotSpec, Limits
 from cardarena.tournament.execute import FinishedGame
 from cardarena.tournament.schedule import GameSettings, schedule
 from tests.test_sandbox import spy_folder

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cardarena.referee.process import Limits
+from cardarena.config import Limits
 from cardarena.tournament.execute import ExecutionError, FinishedGame, FinishedMatch, LocalExecutor
 from cardarena.tournament.host import PortionHost
 from cardarena.tournament.schedule import GameSettings, schedule

@@ -19,8 +19,8 @@ from cardarena.games import get_game
 from cardarena.referee.faults import BotFault
 from cardarena.referee.match import Match, ranks_with_faults
 from cardarena.referee import sandbox
-from cardarena.referee.sandbox import SandboxSettings
-from cardarena.referee.process import LOG_CAPPED_NOTE, BotProcess, BotSpec, Limits, append_capped, open_pidfd
+from cardarena.config import BotSpec, Limits, SandboxSettings
+from cardarena.referee.process import LOG_CAPPED_NOTE, BotProcess, append_capped, open_pidfd
 from cardarena.games.base import Result
 from tests.conftest import ZOO, random_bot, zoo_bot
 

@@ -26,8 +26,9 @@ from cardarena.manifest import load_manifest
 from cardarena.referee import sandbox
 from cardarena.referee.faults import BotFault
 from cardarena.referee.match import Match
-from cardarena.referee.process import BotProcess, BotSpec, Limits
-from cardarena.referee.sandbox import BOT_UIDS, NOBODY, SandboxError, SandboxSettings
+from cardarena.config import BotSpec, Limits, SandboxSettings
+from cardarena.referee.process import BotProcess
+from cardarena.referee.sandbox import BOT_UIDS, NOBODY, SandboxError
 from tests.conftest import RANDOM_BOT, ROOT, ZOO, random_bot, zoo_bot
 from tests.test_referee import running
 

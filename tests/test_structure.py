@@ -10,6 +10,7 @@ from tests.structure import imports
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("package root", ("cardarena",)),
     ("wire protocol and SDK framing", ("cardarena.protocol",)),
+    ("configuration values every layer passes down", ("cardarena.config",)),
     ("rules", ("cardarena.cards", "cardarena.games")),
     ("ratings", ("cardarena.ratings",)),
     ("search SDK", ("cardarena.search",)),
@@ -36,6 +37,7 @@ def test_the_layers_place_modules_as_the_readme_says():
     assert LAYERS[layer_of("cardarena.tournament.commands")][0] == "commands"
     assert LAYERS[layer_of("cardarena.cli")][0] == "commands"
     assert LAYERS[layer_of("cardarena")][0] == "package root"
+    assert layer_of("cardarena.config") < layer_of("cardarena.games.casino")
 
 
 def test_every_import_goes_to_the_same_layer_or_below():

@@ -20,7 +20,8 @@ from cardarena.protocol.framing import FrameError, FrameReader, decode_body
 from cardarena.protocol.messages import ProtocolViolation, brief, check_message
 from cardarena.games.base import Game, Result
 from cardarena.referee.faults import BotFault, Fault
-from cardarena.referee.process import BotProcess, BotSpec, Limits
+from cardarena.config import BotSpec, Limits
+from cardarena.referee.process import BotProcess
 
 UNSOLICITED_GRACE = 0.05  # seconds the last decider has to read its game_end before its pipe is looked at
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import fcntl
 import math
 import os
-import re
 import select
 import shlex
 import signal
@@ -22,15 +21,15 @@ import sys
 import termios
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
 from cardarena.protocol import PROTOCOL_VERSION
-from cardarena.protocol.framing import DEFAULT_MAX_FRAME, FrameError, FrameReader, decode_body, encode, text_on_stdout
+from cardarena.protocol.framing import FrameError, FrameReader, decode_body, encode, text_on_stdout
 from cardarena.protocol.messages import ProtocolViolation, check_hello
+from cardarena.config import BotSpec, Limits
 from cardarena.referee.faults import BotFault, Fault
-from cardarena.referee.sandbox import Confinement, SandboxError, SandboxSettings, prepare, unconfined
+from cardarena.referee.sandbox import Confinement, SandboxError, prepare, unconfined
 
 REFEREE_NAME = "cardarena"
 STDERR_TAIL = 2048  # bytes of a bot's latest stderr kept for fault reports
@@ -40,80 +39,6 @@ LOG_CAPPED_NOTE = b"\n[cardarena: stderr log capped here]\n"
 SILENT_HINT = ("it sent nothing: does it read frames from stdin (a 4-byte big-endian length, then one msgpack map), "
                "answer hello and flush stdout? A decoder that returns JS Maps (msgpackr's mapsAsObjects: false) "
                "hides the \"type\" key: decode to plain objects (PROTOCOL.md § Checklist for a bot in a new language)")
-_PYTHON_NAMES = {"python", "python3", f"python{sys.version_info.major}.{sys.version_info.minor}"}
-
-
-#: a bot's name: it becomes part of game ids (`casino/a+b/d0/r1`), log file names and every report,
-#: and a league takes it from a stranger's bot.toml, so it holds no separator, space or control character
-BOT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-
-
-def check_bot_name(name: object) -> str:
-    """`name` if it is a usable bot name, else ValueError saying what a name may hold."""
-    if not isinstance(name, str) or not BOT_NAME.fullmatch(name):
-        raise ValueError(f"bot name {name!r} must be 1-64 letters, digits, '.', '_' or '-', starting with "
-                         "a letter or digit (it becomes part of game ids and file names)")
-    return name
-
-
-@dataclass(frozen=True)
-class BotSpec:
-    """How to run a bot: its name, its command line, the directory it runs in, its own folder
-    (visible read-only in the sandbox), and the environment variables its bot.toml sets or asks for."""
-
-    name: str
-    command: tuple[str, ...]
-    cwd: str | None = None
-    decision_timeout: float | None = None  # this bot's own limit per decision (a human seat's); None: the Limits'
-    folder: str | None = None
-    env: tuple[tuple[str, str], ...] = ()
-    pass_env: tuple[str, ...] = ()
-    confined: bool = True  # False only for the organiser's own programs (a human seat): no sandbox, no caps
-
-    @classmethod
-    def parse(cls, text: str, cwd: str | None = None) -> "BotSpec":
-        """A bot from `NAME=COMMAND` (the command split like a shell would); ValueError if malformed."""
-        name, sep, command = text.partition("=")
-        name = name.strip()
-        if not sep or not name or not command.strip():
-            raise ValueError(f"bot must be given as NAME=COMMAND, got {text!r}")
-        check_bot_name(name)
-        try:
-            argv = tuple(shlex.split(command))
-        except ValueError as error:
-            raise ValueError(f"bot {name!r}: cannot split command {command!r}: {error}") from None
-        return cls(name=name, command=argv, cwd=cwd)
-
-    def argv(self) -> list[str]:
-        """The command to execute; a bare `python`/`python3` becomes this interpreter's real path,
-        since a shell shim (pyenv's, say) costs tens of milliseconds per start."""
-        argv = list(self.command)
-        if argv and argv[0] in _PYTHON_NAMES:
-            argv[0] = sys.executable
-        return argv
-
-
-#: the range of a time limit in seconds: a millisecond to an hour (a bot slower than that is stuck)
-MIN_SECONDS, MAX_SECONDS = 0.001, 3600.0
-
-
-def check_seconds(value: Any, what: str) -> float:
-    """`value` as a time limit in seconds; ValueError naming `what` unless a finite number in range."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not MIN_SECONDS <= value <= MAX_SECONDS:
-        raise ValueError(f"{what} must be a number of seconds from {MIN_SECONDS:g} to {MAX_SECONDS:g}, got {value!r}")
-    return float(value)
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Time and size limits the referee enforces on every bot."""
-
-    handshake_timeout: float = 10.0
-    decision_timeout: float = 1.0
-    max_frame: int = DEFAULT_MAX_FRAME
-    stderr_cap: int = 1 << 20  # bytes of a bot's stderr log (all its starts in a run); the rest is dropped
-    shutdown_grace: float = 1.0  # seconds a bot has to exit after "shutdown"
-    sandbox: SandboxSettings = SandboxSettings()  # the sandbox mode and the resource caps
 
 
 class BotProcess:

@@ -42,14 +42,13 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 import cardarena
 import cardarena.protocol
+from cardarena.config import BWRAP, NONE, SandboxSettings
 from cardarena.referee import hostview, seccomp
 
-AUTO, BWRAP, NONE = "auto", "bwrap", "none"
-SANDBOX_MODES = (AUTO, BWRAP, NONE)
 NOBODY = 65534  # the unprivileged gid a bot runs as when the organiser is root (`nogroup`)
 #: where the uid a bot runs as when the organiser is root is drawn from, one per bot process: far above
 #: any account's or container's, so no file is its own, and the kernel's per-user counts (pipe buffers,
@@ -71,9 +70,6 @@ ETC_ENTRIES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "passwd", "group", "
                "localtime", "timezone", "alternatives", "ssl", "ca-certificates")
 #: the organiser's variables every bot gets (when set); LC_* are added by prefix
 BASE_ENV = ("PATH", "LANG", "LANGUAGE", "TZ")
-ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-#: names a bot.toml may neither set nor pass through: the sandbox sets them
-RESERVED_ENV = frozenset({"HOME", "TMPDIR", "PYTHONPATH"})
 _MIB = 1 << 20
 #: how long killed processes may take to leave a bot's cgroup before it counts as stuck (a loaded
 #: machine has been seen to need more than 2 s; the wait ends as soon as the cgroup is empty)
@@ -82,44 +78,6 @@ CGROUP_REMOVAL_SECONDS = 10.0
 
 class SandboxError(Exception):
     """A bot cannot be started as the sandbox settings require; the message says why in one line."""
-
-
-@dataclass(frozen=True)
-class SandboxSettings:
-    """How bots are confined: the sandbox mode and the caps every bot process gets (a bot.toml
-    cannot change them), and the organiser's variables a bot.toml may ask for with `pass_env`."""
-
-    mode: str = AUTO
-    memory_mb: int = 1024  # the bot's whole process tree: a cgroup, else its address space
-    processes: int = 128  # processes and threads of the bot's tree: a pids cgroup, else RLIMIT_NPROC
-    open_files: int = 256  # RLIMIT_NOFILE
-    file_size_mb: int = 64  # RLIMIT_FSIZE: the largest file the bot may write
-    disk_mb: int = 64  # size of the private /tmp, of HOME and (under bubblewrap) of /dev/shm: tmpfs there
-    pass_env: tuple[str, ...] = ()  # organiser's variables a bot.toml may name in pass_env
-
-    def __post_init__(self) -> None:
-        if self.mode not in SANDBOX_MODES:
-            raise ValueError(f"sandbox must be one of {', '.join(SANDBOX_MODES)}, got {self.mode!r}")
-        for name in ("memory_mb", "processes", "open_files", "file_size_mb", "disk_mb"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive whole number, got {value!r}")
-        for name in self.pass_env:
-            check_env_name(name, "pass_env")
-
-    def caps(self) -> str:
-        """The caps in one phrase, for reports."""
-        return (f"memory {self.memory_mb} MiB, {self.processes} processes, {self.open_files} open files, "
-                f"files up to {self.file_size_mb} MiB, /tmp and HOME {self.disk_mb} MiB each")
-
-
-def check_env_name(name: Any, where: str) -> str:
-    """`name` if it is a usable environment variable name a bot may have, else ValueError."""
-    if not isinstance(name, str) or not ENV_NAME.fullmatch(name):
-        raise ValueError(f"{where}: {name!r} is not a valid environment variable name")
-    if name in RESERVED_ENV:
-        raise ValueError(f"{where}: {name} is set by the sandbox and cannot be changed")
-    return name
 
 
 # -- what this machine offers --------------------------------------------------------------------

@@ -28,7 +28,8 @@ from cardarena.games.base import GameError, OptionError, score_to_wire
 from cardarena.html.replay import write_replay_page
 from cardarena.fault_list import fault_counts, summary_lines
 from cardarena.referee.faults import BotFault, Fault, printable, telling_lines
-from cardarena.referee.process import BotProcess, BotSpec, Limits
+from cardarena.config import BotSpec, Limits
+from cardarena.referee.process import BotProcess
 from cardarena.ratings import RatingError
 from cardarena.report import FORMATS, leaderboards, render
 from cardarena.tournament.execute import (ExecutionError, Executor, FinishedGame, FinishedMatch, LocalExecutor, Lost,

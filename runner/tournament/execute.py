@@ -34,7 +34,7 @@ from cardarena.cores import pin_to_core, usable_cores
 from cardarena.games import get_game
 from cardarena.referee.faults import Fault
 from cardarena.referee.match import GameRecord, Match, Observer
-from cardarena.referee.process import BotSpec, Limits
+from cardarena.config import BotSpec, Limits
 from cardarena.referee.sandbox import release_dead_referees
 from cardarena.tournament.schedule import PlannedMatch
 

@@ -29,7 +29,7 @@ from cardarena.games import get_game
 from cardarena.manifest import load_manifest
 from cardarena.referee import sandbox
 from cardarena.referee.match import Match, log_file_name
-from cardarena.referee.process import BotSpec, Limits
+from cardarena.config import BotSpec, Limits
 from tests.conftest import zoo_bot
 
 GAME = get_game("knock-rummy")

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from cardarena.referee.process import Limits
+from cardarena.config import Limits
 from cardarena.tournament.dask_executor import DaskExecutor
 from cardarena.tournament.execute import Executor, FinishedGame, LocalExecutor
 from cardarena.tournament.league import SAMPLE_LEAGUE, build_league, read_league_file

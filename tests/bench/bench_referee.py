@@ -22,7 +22,8 @@ from pathlib import Path
 
 from cardarena.games import get_game
 from cardarena.referee.match import Match
-from cardarena.referee.process import BotProcess, BotSpec, Limits
+from cardarena.config import BotSpec, Limits
+from cardarena.referee.process import BotProcess
 from tests.bench.engine_rate import knock_rummy_rate, openspiel_gin_rummy_rate
 
 HERE = Path(__file__).resolve().parent
