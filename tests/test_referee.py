@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import random
 import re
+import signal
 import sys
 import time
 from pathlib import Path
@@ -20,7 +21,8 @@ from cardarena.referee.faults import BotFault
 from cardarena.referee.match import Match, ranks_with_faults
 from cardarena.referee import sandbox
 from cardarena.config import BotSpec, Limits, SandboxSettings
-from cardarena.referee.process import LOG_CAPPED_NOTE, BotProcess, append_capped, open_pidfd
+from cardarena.referee.pipes import LOG_CAPPED_NOTE, append_capped, open_pidfd
+from cardarena.referee.process import BotProcess
 from cardarena.games.base import Result
 from tests.conftest import ZOO, random_bot, zoo_bot
 
@@ -180,8 +182,10 @@ def test_faulting_teams_rank_last_together():
 def test_a_bot_that_dies_between_games_is_a_crash_in_the_next_game():
     with Match([random_bot("a", 1), random_bot("b", 2)], LIMITS) as match:
         match.play(KNOCK_RUMMY, seed=1)
-        match._processes[1]._proc.kill()
-        match._processes[1]._proc.wait()
+        dying = match._processes[1]
+        os.kill(dying.pid, signal.SIGKILL)
+        while dying.alive:
+            time.sleep(0.005)
         second = match.play(KNOCK_RUMMY, seed=2)
         third = match.play(KNOCK_RUMMY, seed=3)
     assert [(f.kind, f.seat) for f in second.faults] == [("crash", 1)]
@@ -302,7 +306,7 @@ def test_stopping_a_bot_never_waits_for_an_escapee_that_holds_its_stderr(tmp_pat
     bot = BotProcess(spec, Limits(sandbox=SandboxSettings(mode="none")), log_path=tmp_path / "holder.log")
     try:
         bot.start()
-        drain = bot._stderr_thread
+        drain = bot.transport._stderr_thread
         bot.stop()
         assert not drain.is_alive()
         assert running("sleep", token)  # what the drain must not wait for

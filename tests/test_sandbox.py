@@ -404,9 +404,9 @@ def test_each_bot_has_its_own_cpu_cgroup_removed_after(mode):
     process = BotProcess(zoo_bot("patient.py"), Limits(sandbox=settings(mode)))
     process.start()
     try:
-        cpu = process._confinement.cgroups.paths["cpu"]
-        assert str(process._proc.pid) in (cpu / "cgroup.procs").read_text().split()
-        [cpu_line] = [line for line in Path(f"/proc/{process._proc.pid}/cgroup").read_text().splitlines()
+        cpu = process.transport.confinement.cgroups.paths["cpu"]
+        assert str(process.pid) in (cpu / "cgroup.procs").read_text().split()
+        [cpu_line] = [line for line in Path(f"/proc/{process.pid}/cgroup").read_text().splitlines()
                       if "cpu" in line.split(":")[1].split(",")]
         assert cpu_line.endswith(f"/{cpu.name}"), cpu_line
     finally:

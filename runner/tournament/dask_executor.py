@@ -42,7 +42,7 @@ from distributed.worker import thread_state
 
 from cardarena.cores import can_pin, usable_cores
 from cardarena.config import AUTO, BWRAP, NONE, BotSpec, Limits
-from cardarena.referee.process import append_capped
+from cardarena.referee.pipes import append_capped
 from cardarena.referee.sandbox import bwrap_problem, sweep_folders
 from cardarena.referee.match import Observer
 from cardarena.tournament.execute import (ExecutionError, Executor, FinishedGame, FinishedMatch, WorkerLost,
