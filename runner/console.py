@@ -61,7 +61,8 @@ def make_folder(path: Path, what: str) -> None:
         raise ArgumentError(f"{what} {path}: cannot create the folder: {error.strerror}") from None
     if not os.access(path, os.W_OK | os.X_OK):
         raise ArgumentError(f"{what} {path}: cannot write in it (permission denied)")
-from cardarena.referee.sandbox import SandboxError, bot_view, check_layout, effective_mode
+from cardarena.referee.sandbox import SandboxError, effective_mode, sandbox_warnings
+from cardarena.referee.views import bot_view, check_layout
 
 
 def parse_option(text: str) -> tuple[str, Any]:
@@ -126,6 +127,8 @@ def require_sandbox(settings: SandboxSettings) -> None:
         effective_mode(settings)
     except SandboxError as error:
         raise ArgumentError(str(error)) from None
+    for warning in sandbox_warnings(settings):
+        click.echo(warning, err=True)
 
 
 #: where `run` writes results by default (results/<name>.sqlite and its logs), relative to the current directory

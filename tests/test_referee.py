@@ -19,7 +19,7 @@ import pytest
 from cardarena.games import get_game
 from cardarena.referee.faults import BotFault
 from cardarena.referee.match import Match, ranks_with_faults
-from cardarena.referee import sandbox
+from cardarena.referee import cgroups, sandbox
 from cardarena.config import BotSpec, Limits, SandboxSettings
 from cardarena.referee.pipes import LOG_CAPPED_NOTE, append_capped, open_pidfd
 from cardarena.referee.process import BotProcess
@@ -299,7 +299,7 @@ def test_stopping_a_bot_never_waits_for_an_escapee_that_holds_its_stderr(tmp_pat
     """Without a cgroup to find it, a `setsid` child that inherited the bot's stderr outlives the
     bot (where no PID namespace of the bot's own takes it along); the referee stops draining that pipe
     once the bot is gone instead of waiting on it."""
-    monkeypatch.setattr(sandbox, "_cgroup_parents", lambda: {})
+    monkeypatch.setattr(cgroups, "cgroup_parents", lambda: {})
     monkeypatch.setattr(sandbox, "isolation_problem", lambda: "unshare cannot create namespaces here (simulated)")
     token = f"{3600 + random.random():.9f}"
     spec = BotSpec("holder", (sys.executable, "stderr_holder.py", "--token", token), cwd=str(ZOO), folder=str(ZOO))
@@ -323,5 +323,5 @@ def test_a_bot_that_cannot_be_spawned_leaves_the_original_error_visible(tmp_path
         with match:
             match.play(get_game("casino"), 1)
     # and the cgroups made for the bot before the failure are gone with it
-    mine = [path for parent in sandbox._cgroup_parents().values() for path in parent.glob(f"cardarena-{os.getpid()}-*")]
+    mine = [path for parent in cgroups.cgroup_parents().values() for path in parent.glob(f"cardarena-{os.getpid()}-*")]
     assert not mine

@@ -76,9 +76,9 @@ def test_no_import_cycles():
 
 
 def test_what_a_bot_sees_of_cardarena_imports_nothing_it_cannot_see():
-    """A sandboxed bot sees only sandbox.SDK_ENTRIES of the package and the SDK (protocol/SEARCH.md):
+    """A sandboxed bot sees only views.SDK_ENTRIES of the package and the SDK (protocol/SEARCH.md):
     every module there must import only modules there, or a bot's import would fail in the sandbox."""
-    from cardarena.referee.sandbox import SDK_ENTRIES
+    from cardarena.referee.views import SDK_ENTRIES
 
     visible = {"cardarena", "cardarena.protocol"} | {
         "cardarena." + entry.removesuffix(".py") for entry in SDK_ENTRIES if not entry.startswith("__")}

@@ -27,7 +27,7 @@ from typing import Any, Iterator
 
 from cardarena.config import BotSpec, Limits
 from cardarena.protocol.framing import FrameError, FrameReader, decode_body, text_on_stdout
-from cardarena.referee.sandbox import Confinement, SandboxError, prepare, unconfined
+from cardarena.referee.sandbox import Confinement, SandboxError, prepare, sweep_once, unconfined
 from cardarena.referee.transport import NoReply, Transport, TransportError
 
 STDERR_TAIL = 2048  # bytes of a bot's latest stderr kept for fault reports
@@ -73,6 +73,8 @@ class PipeTransport(Transport):
     def spawn(self) -> None:
         """Start the process with non-blocking pipes and a stderr drain."""
         argv = self.spec.argv()
+        if self.spec.confined:
+            sweep_once()  # before this referee's first confined bot: what killed referees left behind
         try:
             self.confinement = (prepare(argv, self.spec.cwd, self.spec.folder, self.spec.env, self.spec.pass_env,
                                         self.limits.sandbox) if self.spec.confined

@@ -35,7 +35,7 @@ from cardarena.games import get_game
 from cardarena.referee.faults import Fault
 from cardarena.referee.match import GameRecord, Match, Observer
 from cardarena.config import BotSpec, Limits
-from cardarena.referee.sandbox import release_dead_referees
+from cardarena.referee.cgroups import release_dead_referees
 from cardarena.tournament.schedule import PlannedMatch
 
 _POLL_SECONDS = 0.1  # how often the supervisor looks at its workers' state and progress

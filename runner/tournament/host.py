@@ -26,7 +26,7 @@ from typing import Iterator, Mapping
 from cardarena.games import all_games
 from cardarena.referee.match import GameRecord
 from cardarena.config import BotSpec, Limits
-from cardarena.referee.sandbox import freezes_bots, release_dead_referees
+from cardarena.referee.cgroups import freezes_bots, release_dead_referees
 from cardarena.tournament.execute import (ExecutionError, FinishedGame, LocalExecutor, become_worker, describe_exit,
                                        read_message, send_message)
 from cardarena.tournament.schedule import PlannedMatch
