@@ -163,10 +163,10 @@ class GameInPlay:
     decision: int = 0  # the number of the latest decision asked
     faulted: dict[int, Fault] = field(default_factory=dict)  # seat -> its fault in this game
     fallback: dict[int, random.Random] = field(default_factory=dict)  # per faulted seat, seeded from the game seed
-    pending_events: list[list[dict[str, Any]]] = field(default_factory=list)  # per seat, since its last message
+    pending_events: list[list[dict[str, Any]]] = field(init=False)  # per seat: the events since its last message
 
     def __post_init__(self) -> None:
-        self.pending_events = self.pending_events or [[] for _ in self.seating]
+        self.pending_events = [[] for _ in self.seating]
 
     def fallback_action(self, seat: int, legal: list[dict[str, Any]]) -> dict[str, Any]:
         """The seeded random fallback's action for a seat whose bot has faulted."""
@@ -270,7 +270,7 @@ class Match:
         return record
 
     def _deal(self, game: Game, seed: int, options: Mapping[str, Any] | None, seating: Sequence[int] | None,
-              game_id: str | None) -> "GameInPlay":
+              game_id: str | None) -> GameInPlay:
         """A new game at this table, its seating checked and its options resolved."""
         players = len(self.bots)
         seating = list(range(players)) if seating is None else list(seating)
@@ -289,7 +289,7 @@ class Match:
         return GameInPlay(game, seed, seating, game.new_state(players, options, seed), record,
                           time_ms=round(self.limits.decision_timeout * 1000))
 
-    def _seat_bots(self, table: "GameInPlay") -> None:
+    def _seat_bots(self, table: GameInPlay) -> None:
         """Start (where needed) each seat's bot and tell it the game begins; a bot that cannot start
         faults this game."""
         record, spec, players = table.record, table.game.spec, len(table.seating)
@@ -306,7 +306,7 @@ class Match:
             except BotFault as error:
                 self._fault(table, seat, error)
 
-    def _decide(self, table: "GameInPlay") -> None:
+    def _decide(self, table: GameInPlay) -> None:
         """One decision: the bot to move answers (the fallback plays a faulted seat), and the action
         is applied, its events queued for every seat's next message."""
         state = table.state
@@ -330,7 +330,7 @@ class Match:
             self.observer("decision", {"seat": seat, "decision": table.decision, "action": action,
                                        "events": events, "fallback": seat in table.faulted})
 
-    def _end_game(self, table: "GameInPlay", reveal: dict[str, Any]) -> None:
+    def _end_game(self, table: GameInPlay, reveal: dict[str, Any]) -> None:
         """Fault bytes no request asked for, then send every bot still in the game its game_end.
 
         Such bytes are a fault of this game (PROTOCOL.md § Deadlines). The bot that made the last
@@ -354,7 +354,7 @@ class Match:
             if seat not in table.faulted and seat != last and process is not None:
                 process.post(table.game_end(seat, reveal))
 
-    def _fault(self, table: "GameInPlay", seat: int, error: BotFault, decision: int | None = None) -> None:
+    def _fault(self, table: GameInPlay, seat: int, error: BotFault, decision: int | None = None) -> None:
         """Record the fault of the bot in `seat` (at `decision`, when it is one) and kill that bot:
         the fallback plays its seat for the rest of the game."""
         recorded = error.fault.at(seat=seat, game=table.game.spec.name, game_id=table.record.game_id,
@@ -363,7 +363,7 @@ class Match:
         table.faulted[seat] = recorded
         self._discard(table.seating[seat])
 
-    def _ask(self, table: "GameInPlay", seat: int, legal: list[dict[str, Any]]) -> dict[str, Any]:
+    def _ask(self, table: GameInPlay, seat: int, legal: list[dict[str, Any]]) -> dict[str, Any]:
         """Send the bot in `seat` its decision request and return its legal action (BotFault otherwise)."""
         request = {"type": "decision", "game_id": table.record.game_id, "decision": table.decision, "seat": seat,
                    "view": table.state.view(seat), "events": table.pending_events[seat], "legal": legal,

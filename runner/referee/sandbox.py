@@ -1,7 +1,7 @@
 """How a bot process is started: a clean environment, resource caps, and a bubblewrap sandbox.
 
 `prepare(spec, settings)` turns a bot into the command line, environment and working directory
-that `BotProcess.spawn` hands to `subprocess.Popen`, plus a `Confinement` that cleans up after
+that `PipeTransport.spawn` hands to `subprocess.Popen`, plus a `Confinement` that cleans up after
 the process and explains a fault caused by a cap. The command is a chain of small programs that
 each `exec` the next, so no Python runs between fork and exec (no `preexec_fn`):
 

@@ -130,6 +130,7 @@ def build_c_echo(directory: str) -> list[str] | None:
     if shutil.which("gcc") is None:
         return None
     binary = os.path.join(directory, "echo")
+    os.chmod(directory, 0o755)  # as root, a bot runs as a uid of its own, which must reach the binary
     subprocess.run(["gcc", "-O2", "-o", binary, str(HERE / "echo.c")], check=True)
     return [binary]
 
