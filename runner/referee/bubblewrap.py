@@ -17,11 +17,7 @@ from cardarena.referee.views import (SDK_ROOT, SYSTEM_DIRS, check_readable_by_no
                                      sdk_entries, visible_folders)
 
 BOT_USER = "bot"  # the bot's uid's name in the sandbox's /etc/passwd
-
-
 BOT_HOME = "/home/bot"  # HOME inside the sandbox (a private tmpfs)
-
-
 #: the only parts of /etc a bot sees: the dynamic loader's cache, users and groups, time zones, TLS roots
 ETC_ENTRIES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "passwd", "group", "nsswitch.conf",
                "localtime", "timezone", "alternatives", "ssl", "ca-certificates")

@@ -22,8 +22,6 @@ from cardarena.referee.system import MIB, SandboxError
 #: how long killed processes may take to leave a bot's cgroup before it counts as stuck (a loaded
 #: machine has been seen to need more than 2 s; the wait ends as soon as the cgroup is empty)
 CGROUP_REMOVAL_SECONDS = 10.0
-
-
 #: the cgroup v1 controllers a bot gets its own cgroup of, where this machine lets the referee make one
 CGROUP_CONTROLLERS = ("memory", "pids", "cpu", "freezer")
 

@@ -58,8 +58,6 @@ from cardarena.referee.views import (SDK_FARM_PREFIX, SDK_ROOT, SYSTEM_DIRS, che
 #: pending signals, message queue bytes, locked memory) that one bot could fill and another observe
 #: are not shared (two bots drawing the same uid at once: about 1 in 10^5 for 100 concurrent bots)
 BOT_UIDS = range(0x40000000, 0x7FFF0000)
-
-
 #: the organiser's variables every bot gets (when set); LC_* are added by prefix
 BASE_ENV = ("PATH", "LANG", "LANGUAGE", "TZ")
 

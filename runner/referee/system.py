@@ -7,6 +7,10 @@ import functools
 import shutil
 import subprocess
 
+NOBODY = 65534  # the unprivileged gid a bot runs as when the organiser is root (`nogroup`)
+MIB = 1 << 20
+
+
 class SandboxError(Exception):
     """A bot cannot be started as the sandbox settings require; the message says why in one line."""
 
@@ -28,9 +32,3 @@ def namespace_probe(tool: str, probe: list[str]) -> str | None:
         reason = result.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit status {result.returncode}"]
         return f"{tool} cannot create namespaces here ({reason[0]})"
     return None
-
-
-NOBODY = 65534  # the unprivileged gid a bot runs as when the organiser is root (`nogroup`)
-
-
-MIB = 1 << 20
