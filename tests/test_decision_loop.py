@@ -157,7 +157,7 @@ def test_handshake_start_resource_and_deafness_faults():
              "start": ({"start_error": "cannot run 'x': no such file"}, "no such file"),
              "resource": ({"script": at_decision(1, Exit(-9)), "cap": "memory cap 1024 MiB reached"},
                           "memory cap 1024 MiB reached; the bot closed its output (killed by signal 9)"),
-             "timeout": ({"deaf": True, "script": bad_hello}, "did not read its input")}
+             "timeout": ({"deaf": True}, "did not read its input")}
     for kind, (options, detail) in cases.items():
         table = Table(b=options.pop("script", well_behaved))
         table.options["b"] = options
