@@ -33,9 +33,10 @@ from cardarena.games.base import Game, OptionError
 from cardarena.manifest import Entrant, load_entrant
 from cardarena.fault_report import CHECK_TEXT, FaultEntry, json_entry, junit_failure, option_text, play_line, text_lines
 from cardarena.referee.faults import BotFault, Fault, counted, cut, plain, printable
-from cardarena.referee.process import BotProcess, BotSpec, Limits
+from cardarena.config import BotSpec, Limits, SandboxSettings
+from cardarena.referee.process import BotProcess
 from cardarena.samples import SAMPLE_BOTS
-from cardarena.referee.sandbox import SandboxSettings, describe as describe_sandbox
+from cardarena.referee.sandbox import describe as describe_sandbox
 from cardarena.tournament.execution.events import EventSink, FinishedGame, FinishedMatch, WorkerLost, drive
 from cardarena.tournament.execution.execute import LocalExecutor, Lost, supervised
 from cardarena.tournament.planning.schedule import PlannedGame, PlannedMatch

@@ -23,9 +23,10 @@ from cardarena.human import HUMAN_DECISION_TIMEOUT, seat_humans
 from cardarena.manifest import load_entrant
 from cardarena.notation import deal_lines, move_lines, seat_name
 from cardarena.referee.faults import Fault
+from cardarena.config import Limits
 from cardarena.games.base import Game
-from cardarena.referee.match import GameRecord, log_file_name
-from cardarena.referee.process import Limits
+from cardarena.record import GameRecord
+from cardarena.referee.match import log_file_name
 from cardarena.tournament.execution.events import EventSink, FinishedGame, FinishedMatch, WorkerLost, drive
 from cardarena.tournament.execution.execute import LocalExecutor
 from cardarena.tournament.planning.schedule import PlannedGame, PlannedMatch

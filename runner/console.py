@@ -10,9 +10,9 @@ from typing import Any, Sequence
 import click
 from tabulate import tabulate
 
+from cardarena.config import NONE, SANDBOX_MODES, BotSpec, SandboxSettings, check_seconds
 from cardarena.errors import UsageError
 from cardarena.record import GameRecord
-from cardarena.referee.process import BotSpec, check_seconds
 
 
 #: bootstrap resamples for the rating intervals at most: beyond it the intervals barely move
@@ -62,7 +62,8 @@ def make_folder(path: Path, what: str) -> None:
     if not os.access(path, os.W_OK | os.X_OK):
         raise UsageError(f"{what} {path}: cannot write in it (permission denied)")
 from cardarena.tournament.service import RESULTS_DIR
-from cardarena.referee.sandbox import NONE, SANDBOX_MODES, SandboxSettings, bot_view, check_layout, effective_mode
+from cardarena.referee.sandbox import effective_mode, sandbox_warnings
+from cardarena.referee.views import bot_view, check_layout
 
 
 def parse_option(text: str) -> tuple[str, Any]:
@@ -147,6 +148,8 @@ def require_sandbox(settings: SandboxSettings) -> None:
     """Resolve the sandbox before any bot starts: --sandbox bwrap without it ends the command here,
     and auto's one-line warning comes first rather than in the middle of the output."""
     effective_mode(settings)
+    for warning in sandbox_warnings(settings):
+        click.echo(warning, err=True)
 
 
 def require_own_views(bots: Sequence[BotSpec], settings: SandboxSettings, protected: Sequence[tuple[str, Path | None]],

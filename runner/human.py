@@ -24,7 +24,7 @@ from typing import Any, TextIO
 from cardarena.errors import UsageError
 from cardarena.protocol.actions import is_range
 from cardarena.protocol.bot import Bot, serve
-from cardarena.referee.process import BotSpec
+from cardarena.config import BotSpec
 from cardarena.notation import DEFAULT_LEGEND, LEGENDS, action_text, seat_name, value_text, view_lines
 
 #: seconds a person has for a decision: in effect no limit, while every wait of the referee stays bounded

@@ -30,8 +30,7 @@ from pathlib import Path
 from cardarena.errors import UsageError
 from cardarena.games import all_games, get_game
 from cardarena.games.base import OptionError
-from cardarena.referee.process import BotSpec, check_bot_name
-from cardarena.referee.sandbox import check_env_name
+from cardarena.config import BotSpec, check_bot_name, check_env_name
 
 MANIFEST_NAME = "bot.toml"
 _KEYS = {"name", "command", "games", "cwd", "version", "description", "env", "pass_env"}

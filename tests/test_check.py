@@ -23,7 +23,7 @@ from cardarena.check import GameCheck, CheckReport, describe_verdict, seatings_o
 from cardarena.cli import main
 from cardarena.games import get_game
 from cardarena.referee.faults import FAULT_KINDS
-from cardarena.referee.process import Limits
+from cardarena.config import Limits
 from tests.conftest import ROOT, ZOO, python_bot_folder, skip_without_bwrap
 
 SAMPLES = ROOT / "sample_bots"

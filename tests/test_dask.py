@@ -22,7 +22,7 @@ from typing import Iterator
 
 import pytest
 
-from cardarena.referee.process import BotSpec, Limits
+from cardarena.config import BotSpec, Limits
 from cardarena.tournament.execution.events import FinishedGame
 from cardarena.tournament.planning.schedule import GameSettings, schedule
 from tests.test_sandbox import spy_folder

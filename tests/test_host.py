@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cardarena.referee.process import Limits
+from cardarena.config import Limits
 from cardarena.tournament.execution.events import FinishedGame, FinishedMatch
 from cardarena.tournament.execution.execute import ExecutionError, LocalExecutor
 from cardarena.tournament.execution.host import PortionHost

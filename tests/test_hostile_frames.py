@@ -25,7 +25,7 @@ from cardarena.fault_report import CHECK_TEXT, FaultEntry, text_lines
 from cardarena.games import get_game
 from cardarena.referee.faults import FAULT_KINDS, printable
 from cardarena.referee.match import Match
-from cardarena.referee.process import BotSpec, Limits
+from cardarena.config import BotSpec, Limits
 from cardarena.tournament.store import ResultStore
 from tests.conftest import random_bot
 

@@ -17,7 +17,7 @@ import tomllib
 import pytest
 
 from cardarena.protocol.framing import decode_body
-from cardarena.referee.sandbox import SandboxSettings
+from cardarena.config import SandboxSettings
 from tests.kits_support import *  # noqa: F403 (the tests every kit passes)
 from tests.kits_support import (
     HELLO, KITS, MANAGED, SAMPLES, SHUTDOWN, built, decision, frame, game_start, language_fixture, replies, talk,

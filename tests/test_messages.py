@@ -16,7 +16,7 @@ import pytest
 from cardarena.games import get_game
 from cardarena.referee.faults import FAULT_KINDS, Fault
 from cardarena.referee.match import Match
-from cardarena.referee.process import BotSpec, Limits
+from cardarena.config import BotSpec, Limits
 from tests.conftest import ROOT, zoo_bot
 
 LIMITS = Limits(handshake_timeout=10.0, decision_timeout=1.0)

@@ -13,6 +13,7 @@ from tests.structure import functions, imports, modules
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("package root and its error tree", ("cardarena", "cardarena.errors")),
     ("wire protocol and SDK framing", ("cardarena.protocol",)),
+    ("configuration values every layer passes down", ("cardarena.config",)),
     ("rules", ("cardarena.cards", "cardarena.games")),
     ("ratings", ("cardarena.ratings",)),
     ("search SDK", ("cardarena.search",)),
@@ -44,6 +45,7 @@ def test_the_layers_place_modules_as_the_readme_says():
     assert LAYERS[layer_of("cardarena.record")][0] == "referee"
     assert LAYERS[layer_of("cardarena.html.replay")][0] == "reports"
     assert LAYERS[layer_of("cardarena.html.report")][0] == "commands"
+    assert layer_of("cardarena.config") < layer_of("cardarena.games.casino")
 
 
 def test_every_import_goes_to_the_same_layer_or_below():
@@ -82,9 +84,9 @@ def test_no_import_cycles():
 
 
 def test_what_a_bot_sees_of_cardarena_imports_nothing_it_cannot_see():
-    """A sandboxed bot sees only sandbox.SDK_ENTRIES of the package and the SDK (protocol/SEARCH.md):
+    """A sandboxed bot sees only views.SDK_ENTRIES of the package and the SDK (protocol/SEARCH.md):
     every module there must import only modules there, or a bot's import would fail in the sandbox."""
-    from cardarena.referee.sandbox import SDK_ENTRIES
+    from cardarena.referee.views import SDK_ENTRIES
 
     visible = {"cardarena", "cardarena.protocol"} | {
         "cardarena." + entry.removesuffix(".py") for entry in SDK_ENTRIES if not entry.startswith("__")}

@@ -23,7 +23,7 @@ from cardarena.games import all_games
 from cardarena.tournament.planning.league import SAMPLE_LEAGUE, build_league, read_league_file
 from cardarena.tournament.planning.schedule import schedule
 from cardarena.tournament.store import ResultStore, StoreError
-from cardarena.referee.process import LOG_CAPPED_NOTE
+from cardarena.referee.pipes import LOG_CAPPED_NOTE
 
 ROOT = Path(__file__).resolve().parent.parent
 RANDOM_BOT = ROOT / "sample_bots" / "random" / "bot.py"

@@ -21,14 +21,16 @@ from typing import Any, Callable, Sequence
 from cardarena.cores import PINNING_UNAVAILABLE, can_pin
 from cardarena.errors import CardarenaError
 from cardarena.referee.faults import BotFault, Fault, printable, telling_lines
-from cardarena.referee.process import BotProcess, BotSpec, Limits
+from cardarena.config import BotSpec, Limits
+from cardarena.referee.process import BotProcess
 from cardarena.tournament.execution.events import EventSink, FinishedGame, FinishedMatch, WorkerLost, drive
 from cardarena.tournament.execution.execute import ExecutionError, Executor, LocalExecutor, Lost, supervised
 from cardarena.tournament.execution.progress import Progress
 from cardarena.tournament.planning.league import (SAMPLE_LEAGUE, League, LeagueError, LeagueOverrides, build_league,
                                                   read_league_file)
 from cardarena.tournament.planning.plan import RunPlan, plan_of
-from cardarena.tournament.store import ResultStore, StoreError, StoredGame, StoredMatchFault
+from cardarena.record import GameRecord
+from cardarena.tournament.store import ResultStore, StoreError, StoredMatchFault
 
 EXECUTORS = ("local", "dask")
 #: where a run writes results by default (results/<name>.sqlite and its logs), relative to the current directory
@@ -76,7 +78,7 @@ class RunOutcome:
     """What a run recorded: its games and faults at shutdown, what its plan reports, its exit status."""
 
     path: Path
-    games: list[StoredGame]
+    games: list[GameRecord]
     match_faults: list[StoredMatchFault]
     report: str | None
     status: int

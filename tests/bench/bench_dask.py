@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from cardarena.referee.process import Limits
+from cardarena.config import Limits
 from cardarena.tournament.execution.dask_executor import DaskExecutor
 from cardarena.tournament.execution.events import FinishedGame
 from cardarena.tournament.execution.execute import Executor, LocalExecutor

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from cardarena.games import all_games
 from cardarena.ratings import comparisons_from_ranks, rate
-from cardarena.referee.process import Limits
+from cardarena.config import Limits
 from cardarena.tournament.execution.events import FinishedGame
 from cardarena.tournament.execution.execute import LocalExecutor
 from cardarena.tournament.planning.league import SAMPLE_LEAGUE, build_league, read_league_file

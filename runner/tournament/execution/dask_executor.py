@@ -41,8 +41,9 @@ import distributed
 from distributed.worker import thread_state
 
 from cardarena.cores import can_pin, usable_cores
-from cardarena.referee.process import BotSpec, Limits, append_capped
-from cardarena.referee.sandbox import AUTO, BWRAP, NONE, bwrap_problem, sweep_folders
+from cardarena.config import AUTO, BWRAP, NONE, BotSpec, Limits
+from cardarena.referee.pipes import append_capped
+from cardarena.referee.sandbox import bwrap_problem, sweep_folders
 from cardarena.referee.match import Observer
 from cardarena.tournament.execution.events import FinishedGame, RunEvent
 from cardarena.tournament.execution.execute import ExecutionError, Executor, portions

@@ -19,7 +19,7 @@ from typing import Any, Iterator, Mapping
 
 from cardarena.referee.faults import Fault
 from cardarena.referee.match import GameRecord
-from cardarena.referee.process import BotSpec, Limits
+from cardarena.config import BotSpec, Limits
 from cardarena.tournament.planning.schedule import PlannedMatch
 
 

@@ -33,8 +33,8 @@ from cardarena.errors import CardarenaError
 from cardarena.games import get_game
 from cardarena.referee.faults import Fault
 from cardarena.referee.match import Match, Observer
-from cardarena.referee.process import BotSpec, Limits
-from cardarena.referee.sandbox import release_dead_referees
+from cardarena.config import BotSpec, Limits
+from cardarena.referee.cgroups import release_dead_referees
 from cardarena.tournament.execution.events import (Channel, FinishedGame, FinishedMatch, GameBegun, Observed,
                                                    Returned, RunEvent, WorkDone, WorkerLost, WorkFailed)
 from cardarena.tournament.planning.schedule import PlannedMatch

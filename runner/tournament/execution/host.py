@@ -25,8 +25,8 @@ from typing import Iterator, Mapping
 
 from cardarena.games import all_games
 from cardarena.referee.match import GameRecord
-from cardarena.referee.process import BotSpec, Limits
-from cardarena.referee.sandbox import freezes_bots, release_dead_referees
+from cardarena.config import BotSpec, Limits
+from cardarena.referee.cgroups import freezes_bots, release_dead_referees
 from cardarena.tournament.execution.events import Channel, FinishedGame, PortionJob, Shipped, WorkDone, WorkFailed
 from cardarena.tournament.execution.execute import ExecutionError, LocalExecutor, become_worker, describe_exit
 from cardarena.tournament.planning.schedule import PlannedMatch

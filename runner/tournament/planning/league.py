@@ -52,9 +52,8 @@ from cardarena.errors import UsageError
 from cardarena.games import all_games, get_game
 from cardarena.games.base import OptionError
 from cardarena.manifest import MANIFEST_NAME, Entrant, ManifestError, entrant_from_command, load_manifest
-from cardarena.referee.process import Limits, check_seconds
 from cardarena.samples import SAMPLE_BOTS
-from cardarena.referee.sandbox import AUTO, SandboxSettings
+from cardarena.config import AUTO, Limits, SandboxSettings, check_seconds
 from cardarena.tournament.planning.schedule import (
     DEFAULT_PLAYERS,
     FORMATS,
