@@ -43,7 +43,8 @@ from distributed.worker import thread_state
 from cardarena.cores import can_pin, usable_cores
 from cardarena.config import AUTO, BWRAP, NONE, BotSpec, Limits
 from cardarena.referee.pipes import append_capped
-from cardarena.referee.sandbox import bwrap_problem, sweep_folders
+from cardarena.referee import sandbox
+from cardarena.referee.sandbox import sweep_folders
 from cardarena.referee.match import Observer
 from cardarena.tournament.execution.events import FinishedGame, RunEvent
 from cardarena.tournament.execution.execute import ExecutionError, Executor, portions
@@ -70,6 +71,12 @@ _thread = threading.local()
 
 class ClusterError(ExecutionError):
     """The Dask cluster cannot be reached or used; the message says which and why."""
+
+
+def worker_bwrap_problem() -> str | None:
+    """Why bubblewrap cannot run on this worker (None when it can), as the sandbox module answers it
+    at call time: a function shipped to workers by name must look it up there, not bind it here."""
+    return sandbox.bwrap_problem()
 
 
 class DaskExecutor(Executor):
@@ -134,7 +141,7 @@ class DaskExecutor(Executor):
         if limits.sandbox.mode == NONE:
             return []
         lacking = {}  # worker -> why it cannot
-        for worker, answer in sorted(self.client.run(bwrap_problem, on_error="return").items()):
+        for worker, answer in sorted(self.client.run(worker_bwrap_problem, on_error="return").items()):
             if isinstance(answer, BaseException):
                 answer = f"cannot tell whether bubblewrap runs there ({type(answer).__name__}: {answer})"
             if answer is not None:
@@ -409,7 +416,7 @@ def play_portion(match: PlannedMatch, bots: Mapping[str, BotSpec], packs: Mappin
                 break
         batches.close()
         chunks = {path.name: path.read_bytes() for path in Path(logs).iterdir()}
-    unsandboxed = bwrap_problem() if limits.sandbox.mode == AUTO else None  # its hosts' bots ran without one
+    unsandboxed = worker_bwrap_problem() if limits.sandbox.mode == AUTO else None  # its hosts' bots ran without one
     return {"attempt": attempt, "items": items, "logs": chunks, "worker": worker.address, "unsandboxed": unsandboxed}
 
 
