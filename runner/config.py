@@ -141,3 +141,6 @@ class Limits:
     stderr_cap: int = 1 << 20  # bytes of a bot's stderr log (all its starts in a run); the rest is dropped
     shutdown_grace: float = 1.0  # seconds a bot has to exit after "shutdown"
     sandbox: SandboxSettings = SandboxSettings()  # the sandbox mode and the resource caps
+
+    def __post_init__(self) -> None:
+        check_time_bank(self.time_bank, "time_bank")  # a negative bank would cut decisions short

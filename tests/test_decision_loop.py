@@ -393,6 +393,13 @@ def test_the_bank_is_full_again_at_every_game():
     assert [bank for game_id, bank in banks if game_id == records[1].game_id][0] == 500
 
 
+@pytest.mark.parametrize("bank", [-0.5, float("nan"), True, "5"])
+def test_limits_refuse_a_bank_that_is_not_a_number_of_seconds_from_0(bank):
+    """Whoever builds the limits (a command line, a league file, a server), a bad bank is refused at once."""
+    with pytest.raises(ValueError, match="time_bank must be a number of seconds from 0"):
+        Limits(time_bank=bank)
+
+
 def test_without_a_bank_requests_say_bank_ms_0_and_a_decision_past_the_limit_times_out():
     """The default is no bank: `bank_ms` is 0 in every request and the timeout's detail is as before."""
     table = Table(b=thinking(1.0, 1.0 + 2 ** -10))
