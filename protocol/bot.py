@@ -10,7 +10,10 @@
 
     run(decide, name="my-random")
 
-or subclass `Bot` to keep state across a game (`start_game`, `end_game`, `decide`). The SDK
+or subclass `Bot` to keep state across a game (`start_game`, `end_game`, `decide`). A Bot's
+`decide(view, legal, request)` also gets the whole decision request, a `Request`: a dict with
+the clock as attributes (`request.time_ms`, the limit per decision; `request.bank_ms`, what is
+left of the seat's time bank in this game; `request.deadline()`, when to answer by). The SDK
 only needs msgpack; it never imports the referee. Anything printed to stdout would corrupt the
 protocol, so `run` moves `sys.stdout` to stderr while the bot runs: print() freely for logs.
 """
@@ -19,17 +22,46 @@ from __future__ import annotations
 
 import random
 import sys
+import time
 from typing import Any, BinaryIO, Callable
 
 from cardarena.protocol import PROTOCOL_VERSION
 from cardarena.protocol.actions import find_legal, is_range, random_action
 from cardarena.protocol.framing import HEADER, decode_body, encode
 
-__all__ = ["Bot", "RandomBot", "run", "serve", "read_message", "write_message",
+__all__ = ["Bot", "RandomBot", "Request", "run", "serve", "read_message", "write_message",
            "find_legal", "is_range", "random_action"]
 
 View = dict[str, Any]
 Action = dict[str, Any]
+
+
+class Request(dict):
+    """A decision request as the referee sent it (`request["view"]`, `request["legal"]` ...), with
+    its clock as attributes (PROTOCOL.md § 5). A bot that ignores them keeps working: answering
+    within `time_ms` never touches the bank."""
+
+    def __init__(self, message: dict[str, Any], received_at: float | None = None):
+        super().__init__(message)
+        #: time.monotonic() when the SDK read the request: the referee's clock started a little before
+        self.received_at = time.monotonic() if received_at is None else received_at
+
+    @property
+    def time_ms(self) -> int:
+        """Milliseconds the bot has for this decision without touching its time bank."""
+        return self["time_ms"]
+
+    @property
+    def bank_ms(self) -> int:
+        """Milliseconds left of the seat's time bank in this game (0 without a bank, or from an
+        older referee): a decision may take this much more than `time_ms`, and what it takes
+        beyond `time_ms` is gone for the rest of the game."""
+        return self.get("bank_ms", 0)
+
+    def deadline(self, bank_share: float = 0.0) -> float:
+        """The time.monotonic() by which to answer, spending `bank_share` (0 to 1) of what is left
+        in the bank; keep a margin below it for sending the answer."""
+        return self.received_at + (self.time_ms + bank_share * self.bank_ms) / 1000
 
 
 class Bot:
@@ -41,8 +73,9 @@ class Bot:
     def start_game(self, info: dict[str, Any]) -> None:
         """Called with the game_start message (game, seat, players, names, teams, options)."""
 
-    def decide(self, view: View, legal: list[Action], request: dict[str, Any]) -> Action:
-        """Return one action: a legal entry, with an integer chosen inside every range it gives."""
+    def decide(self, view: View, legal: list[Action], request: Request) -> Action:
+        """Return one action: a legal entry, with an integer chosen inside every range it gives;
+        `request` is the whole decision request, with its time limit and time bank."""
         raise NotImplementedError
 
     def end_game(self, info: dict[str, Any]) -> None:
@@ -55,7 +88,7 @@ class _FunctionBot(Bot):
         self.name = name
         self.version = version
 
-    def decide(self, view: View, legal: list[Action], request: dict[str, Any]) -> Action:
+    def decide(self, view: View, legal: list[Action], request: Request) -> Action:
         return self._decide(view, legal)
 
 
@@ -73,7 +106,7 @@ class RandomBot(Bot):
         # Reseed per game so a game's play does not depend on the games before it.
         self.rng = random.Random(f"{self.seed}:{info['game_id']}:{info['seat']}")
 
-    def decide(self, view: View, legal: list[Action], request: dict[str, Any]) -> Action:
+    def decide(self, view: View, legal: list[Action], request: Request) -> Action:
         return random_action(legal, self.rng)
 
 
@@ -118,7 +151,8 @@ def serve(bot: Bot, inp: BinaryIO, out: BinaryIO) -> None:
         elif kind == "game_start":
             bot.start_game(message)
         elif kind == "decision":
-            action = bot.decide(message["view"], message["legal"], message)
+            request = Request(message)
+            action = bot.decide(request["view"], request["legal"], request)
             write_message(out, {"type": "action", "decision": message["decision"], "action": action})
         elif kind == "game_end":
             bot.end_game(message)

@@ -24,7 +24,7 @@ REFEREE_MESSAGES: dict[str, dict[str, tuple[type, ...]]] = {
     },
     "decision": {
         "type": (str,), "game_id": (str,), "decision": _NUMBER, "seat": _NUMBER, "view": _MAP,
-        "events": (list,), "legal": (list,), "time_ms": _NUMBER,
+        "events": (list,), "legal": (list,), "time_ms": _NUMBER, "bank_ms": _NUMBER,
     },
     "game_end": {
         "type": (str,), "game_id": (str,), "result": _MAP, "reveal": _MAP, "events": (list,),

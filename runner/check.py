@@ -26,12 +26,13 @@ from typing import Any, Callable, Iterable
 import click
 
 from cardarena.console import (Seconds, check_writable_file, pass_env_option, require_own_views,
-                               require_sandbox, sandbox_option, sandbox_settings)
+                               require_sandbox, sandbox_option, sandbox_settings, time_bank_option)
 from cardarena.errors import CardarenaError
 from cardarena.games import get_game
 from cardarena.games.base import Game, OptionError
 from cardarena.manifest import Entrant, load_entrant
-from cardarena.fault_report import CHECK_TEXT, FaultEntry, json_entry, junit_failure, option_text, play_line, text_lines
+from cardarena.fault_report import (CHECK_TEXT, FaultEntry, json_entry, junit_failure, limit_words, option_text,
+                                    play_line, text_lines)
 from cardarena.referee.faults import BotFault, Fault, counted, cut, plain, printable
 from cardarena.config import BotSpec, Limits, SandboxSettings
 from cardarena.referee.process import BotProcess
@@ -141,7 +142,8 @@ class CheckReport:
         """Plain data for --json."""
         return {
             "bot": self.bot, "command": list(self.command), "cwd": self.cwd, "passed": self.passed,
-            "decision_timeout": self.limits.decision_timeout, "sandbox": self.sandbox, "hello": plain(self.hello),
+            "decision_timeout": self.limits.decision_timeout, "time_bank": self.limits.time_bank,
+            "sandbox": self.sandbox, "hello": plain(self.hello),
             "handshake_seconds": self.handshake_seconds,
             "lifecycle_faults": [json_entry(finding) for finding in self.lifecycle],
             "games": [{
@@ -157,6 +159,11 @@ class CheckReport:
 
 def milliseconds(seconds: float) -> str:
     return f"{seconds * 1000:.1f} ms"
+
+
+def time_bank_text(limits: Limits) -> str:
+    """`, time bank 5 s per game` for the report's first line; nothing without a bank."""
+    return f", time bank {limits.time_bank:g} s per game" if limits.time_bank else ", no time bank"
 
 
 def seatings_of(game: Game) -> list[Seating]:
@@ -198,11 +205,9 @@ def opponents(bot_name: str, count: int) -> list[BotSpec]:
 
 
 def reproduce_command(bot: BotSpec, seated: list[BotSpec], seating: Seating, seed: int, limits: Limits) -> str:
-    """The shell line that replays one game exactly: same seed, seating, options and time limit, run
-    where the bot runs (its folder, or the current directory for a NAME=CMD bot)."""
-    words = ["--timeout", f"{limits.decision_timeout:g}"]
-    if limits.handshake_timeout != Limits.handshake_timeout:
-        words += ["--handshake-timeout", f"{limits.handshake_timeout:g}"]
+    """The shell line that replays one game exactly: same seed, seating, options, time limit and time
+    bank, run where the bot runs (its folder, or the current directory for a NAME=CMD bot)."""
+    words = limit_words(vars(limits))
     if limits.sandbox.mode != SandboxSettings.mode:
         words += ["--sandbox", limits.sandbox.mode]
     for name in limits.sandbox.pass_env:
@@ -351,7 +356,8 @@ def describe_game(game: GameCheck, limit: float) -> list[str]:
 def describe_lifecycle(report: CheckReport) -> list[str]:
     """The handshake and shutdown lines."""
     lines = [printable(f"check {report.bot}: {shlex.join(report.command)}" + (f" (in {report.cwd})" if report.cwd else "")
-                       + f" against the random bot; decision limit {milliseconds(report.limits.decision_timeout)}"),
+                       + f" against the random bot; decision limit {milliseconds(report.limits.decision_timeout)}"
+                       + time_bank_text(report.limits)),
              f"sandbox: {report.sandbox}"]
     if report.hello is not None:
         name, version = (cut(report.hello[key], 200) for key in ("name", "version"))
@@ -382,6 +388,8 @@ def junit_xml(report: CheckReport) -> bytes:
     suite = ET.Element("testsuite", name=f"cardarena check {bot}", tests=str(len(report.games)))
     properties = ET.SubElement(suite, "properties")
     ET.SubElement(properties, "property", name="sandbox", value=report.sandbox)
+    ET.SubElement(properties, "property", name="decision_timeout", value=f"{report.limits.decision_timeout:g}")
+    ET.SubElement(properties, "property", name="time_bank", value=f"{report.limits.time_bank:g}")
     failed = 0
     for game in report.games:
         case = ET.SubElement(suite, "testcase", classname=f"cardarena.check.{bot}", name=game.game,
@@ -429,6 +437,7 @@ def games_to_check(entrant: Entrant, given: tuple[str, ...]) -> list[str]:
               help="Games to play of each game (default: one in every seat of every player count and option).")
 @click.option("--timeout", type=Seconds(), default=1.0, show_default=True,
               help="Seconds the bot has for each decision.")
+@time_bank_option(0.0)
 @click.option("--handshake-timeout", type=Seconds(), default=Limits.handshake_timeout,
               show_default=True, help="Seconds the bot has to start and say hello.")
 @click.option("--seed", type=int, default=0, show_default=True,
@@ -440,7 +449,7 @@ def games_to_check(entrant: Entrant, given: tuple[str, ...]) -> list[str]:
 @sandbox_option("auto")
 @pass_env_option()
 def check(bot_text: str, game_names: tuple[str, ...], old_game_names: tuple[str, ...], games_per_game: int | None,
-          timeout: float, handshake_timeout: float, seed: int, junit_path: Path | None, as_json: bool,
+          timeout: float, time_bank: float, handshake_timeout: float, seed: int, junit_path: Path | None, as_json: bool,
           sandbox_mode: str, pass_env: tuple[str, ...]) -> None:
     """Check BOT (a bot folder with bot.toml, or NAME=CMD) against the random bot in every game, seat
     and player count; exit status 0 only when it made no fault."""
@@ -453,7 +462,7 @@ def check(bot_text: str, game_names: tuple[str, ...], old_game_names: tuple[str,
     require_sandbox(sandbox)
     if not RANDOM_BOT.is_file():
         raise CardarenaError(f"the opponent, the sample random bot, is missing: {RANDOM_BOT}")
-    limits = Limits(handshake_timeout=handshake_timeout, decision_timeout=timeout, sandbox=sandbox)
+    limits = Limits(handshake_timeout=handshake_timeout, decision_timeout=timeout, time_bank=time_bank, sandbox=sandbox)
 
     def echo(lines: list[str]) -> None:
         click.echo("\n".join(lines))

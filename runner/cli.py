@@ -14,7 +14,8 @@ from typing import Any
 import click
 
 from cardarena.console import (Seconds, check_writable_file, make_folder, parse_option, pass_env_option,
-                               require_own_views, require_sandbox, result_table, sandbox_option, sandbox_settings)
+                               require_own_views, require_sandbox, result_table, sandbox_option, sandbox_settings,
+                               time_bank_option)
 from cardarena.errors import CardarenaError
 from cardarena.fault_report import option_text
 from cardarena.cores import PINNING_UNAVAILABLE, can_pin
@@ -90,6 +91,7 @@ def games() -> None:
               "game's id (`cardarena faults` gives it) replays it exactly for bots that seed their play on it.")
 @click.option("--timeout", type=Seconds(), default=1.0, show_default=True,
               help="Seconds a bot has for each decision.")
+@time_bank_option(0.0)
 @click.option("--handshake-timeout", type=Seconds(), default=10.0, show_default=True,
               help="Seconds a bot has to start and say hello.")
 @click.option("--option", "options", multiple=True, metavar="KEY=VALUE", help="A rule option (repeatable).")
@@ -106,8 +108,8 @@ def games() -> None:
 @click.option("--pin/--no-pin", "old_pin", default=None, hidden=True)  # the former spelling of --pin-cores
 @sandbox_option("auto")
 @pass_env_option()
-def play(game_name: str, bots: tuple[str, ...], seed: int, game_id: str | None, timeout: float, handshake_timeout: float,
-         options: tuple[str, ...], record_path: Path | None, quiet: bool, as_json: bool, log_dir: Path | None,
+def play(game_name: str, bots: tuple[str, ...], seed: int, game_id: str | None, timeout: float, time_bank: float,
+         handshake_timeout: float, options: tuple[str, ...], record_path: Path | None, quiet: bool, as_json: bool, log_dir: Path | None,
          pin: bool | None, old_pin: bool | None, sandbox_mode: str, pass_env: tuple[str, ...]) -> None:
     """Play one GAME between bot processes and print the deal, the moves and the result; exit
     status 1 when a bot faulted.
@@ -140,7 +142,7 @@ def play(game_name: str, bots: tuple[str, ...], seed: int, game_id: str | None, 
     table = PlannedMatch(game.spec.name, game.spec.name, rule_options, tuple(keys),
                          (PlannedGame(game_id or f"{game.spec.name}-{seed}", 0, 0, seed, tuple(range(len(specs)))),))
     played = _OneGame()
-    limits = Limits(handshake_timeout=handshake_timeout, decision_timeout=timeout, sandbox=sandbox)
+    limits = Limits(handshake_timeout=handshake_timeout, decision_timeout=timeout, time_bank=time_bank, sandbox=sandbox)
     drive(LocalExecutor(1, pin_cores=pin, log_root=log_dir).run([table], dict(zip(keys, specs)), limits,
                                                                 observer=show.observe), played)
     show.result(played.record, played.faults())

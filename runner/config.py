@@ -123,13 +123,24 @@ def check_seconds(value: Any, what: str) -> float:
     return float(value)
 
 
+def check_time_bank(value: Any, what: str) -> float:
+    """`value` as a time bank in seconds (0: none); ValueError naming `what` unless a finite number in range."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_SECONDS:
+        raise ValueError(f"{what} must be a number of seconds from 0 (no bank) to {MAX_SECONDS:g}, got {value!r}")
+    return float(value)
+
+
 @dataclass(frozen=True)
 class Limits:
     """Time and size limits the referee enforces on every bot."""
 
     handshake_timeout: float = 10.0
     decision_timeout: float = 1.0
+    time_bank: float = 0.0  # seconds per seat and game a decision may draw on past its limit (0: no bank)
     max_frame: int = DEFAULT_MAX_FRAME
     stderr_cap: int = 1 << 20  # bytes of a bot's stderr log (all its starts in a run); the rest is dropped
     shutdown_grace: float = 1.0  # seconds a bot has to exit after "shutdown"
     sandbox: SandboxSettings = SandboxSettings()  # the sandbox mode and the resource caps
+
+    def __post_init__(self) -> None:
+        check_time_bank(self.time_bank, "time_bank")  # a negative bank would cut decisions short

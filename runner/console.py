@@ -10,7 +10,7 @@ from typing import Any, Sequence
 import click
 from tabulate import tabulate
 
-from cardarena.config import NONE, SANDBOX_MODES, BotSpec, SandboxSettings, check_seconds
+from cardarena.config import NONE, SANDBOX_MODES, BotSpec, SandboxSettings, check_seconds, check_time_bank
 from cardarena.errors import UsageError
 from cardarena.record import GameRecord
 
@@ -20,9 +20,13 @@ MAX_BOOTSTRAP = 10_000
 
 
 class Seconds(click.ParamType):
-    """A time limit in seconds: a finite number from a millisecond to an hour."""
+    """A time limit in seconds: a finite number from a millisecond to an hour (with `bank`, a time
+    bank: from 0, no bank, to an hour)."""
 
     name = "seconds"
+
+    def __init__(self, bank: bool = False):
+        self.bank = bank
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
         try:
@@ -30,7 +34,7 @@ class Seconds(click.ParamType):
         except (TypeError, ValueError):
             self.fail(f"{value!r} is not a number of seconds", param, ctx)
         try:
-            return check_seconds(seconds, "a time limit")
+            return check_time_bank(seconds, "a time bank") if self.bank else check_seconds(seconds, "a time limit")
         except ValueError as error:
             self.fail(str(error), param, ctx)
 
@@ -128,6 +132,16 @@ def sandbox_option(default: str | None) -> Any:
     """The --sandbox option of play, run and check (runner/referee/SANDBOX.md)."""
     return click.option("--sandbox", "sandbox_mode", type=click.Choice(SANDBOX_MODES), default=default,
                         show_default=default is not None, help=SANDBOX_HELP)
+
+
+TIME_BANK_HELP = ("Seconds of time bank per seat and game: a decision may run past --timeout by drawing on it, and "
+                  "each request tells the bot what is left (protocol/PROTOCOL.md § 5).")
+
+
+def time_bank_option(default: float | None) -> Any:
+    """The --time-bank option of play, run and check (None: the league file's, else no bank)."""
+    return click.option("--time-bank", type=Seconds(bank=True), default=default, show_default=default is not None,
+                        help=TIME_BANK_HELP + ("" if default is not None else "  [default: the league's, else 0]"))
 
 
 def pass_env_option() -> Any:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from cardarena.config import Limits
 from cardarena.games import get_game
 from cardarena.games.base import GameError
 from cardarena.html import esc
@@ -93,6 +94,20 @@ def play_line(game: str, seed: int, bots: Sequence[str], options: Mapping[str, A
         words += ["--option", f"{key}={option_text(value)}"]
     line = shlex.join(words)
     return line if cwd is None else f"cd {shlex.quote(cwd)} && {line}"
+
+
+def limit_words(limits: Mapping[str, Any]) -> list[str]:
+    """`play`'s options for the time limits a game was played under (`decision_timeout`,
+    `handshake_timeout` and `time_bank`, as a results file's settings hold them): the decision
+    limit whenever it is known, the others where they differ from their defaults."""
+    words = []
+    if "decision_timeout" in limits:
+        words += ["--timeout", f"{limits['decision_timeout']:g}"]
+    if limits.get("handshake_timeout", Limits.handshake_timeout) != Limits.handshake_timeout:
+        words += ["--handshake-timeout", f"{limits['handshake_timeout']:g}"]
+    if limits.get("time_bank", Limits.time_bank) != Limits.time_bank:
+        words += ["--time-bank", f"{limits['time_bank']:g}"]
+    return words
 
 
 def detail_text(fault: Fault) -> str:
@@ -268,13 +283,8 @@ def bot_argument(name: str, entrant: Mapping[str, Any] | None) -> tuple[str, str
 
 def stored_play_line(game: GameRecord, entrants: Mapping[str, Mapping[str, Any]], settings: Mapping[str, Any] | None) -> str:
     """The shell line that deals a stored game again: its seed, game id, seats, non-default options
-    and time limits, run where its NAME=CMD bots ran."""
-    limits = (settings or {}).get("limits", {})
-    words = ["--game-id", game.game_id]
-    if "decision_timeout" in limits:
-        words += ["--timeout", f"{limits['decision_timeout']:g}"]
-    if limits.get("handshake_timeout", 10.0) != 10.0:
-        words += ["--handshake-timeout", f"{limits['handshake_timeout']:g}"]
+    and time limits (its time bank among them), run where its NAME=CMD bots ran."""
+    words = ["--game-id", game.game_id, *limit_words((settings or {}).get("limits", {}))]
     seats = [bot_argument(name, entrants.get(name)) for name in game.seats]
     try:
         defaults = get_game(game.game).spec.resolve_options()

@@ -10,7 +10,7 @@ from typing import Any, Callable, Sequence
 
 from cardarena.games.base import Game, Result
 from cardarena.protocol.actions import find_legal
-from cardarena.protocol.bot import Bot, RandomBot
+from cardarena.protocol.bot import Bot, RandomBot, Request
 from cardarena.search.bot import payoff
 
 PIMC = Path(__file__).resolve().parent.parent / "sample_bots" / "search" / "pimc" / "bot.py"
@@ -35,8 +35,9 @@ def play_in_process(game: Game, bots: Sequence[Bot], seed: int, options: dict[st
     while not state.is_over():
         seat, legal = state.to_move(), state.legal_actions()
         decision += 1
-        request = {"type": "decision", "game_id": game_id, "decision": decision, "seat": seat,
-                   "view": state.view(seat), "events": pending[seat], "legal": legal, "time_ms": time_ms}
+        request = Request({"type": "decision", "game_id": game_id, "decision": decision, "seat": seat,
+                           "view": state.view(seat), "events": pending[seat], "legal": legal, "time_ms": time_ms,
+                           "bank_ms": 0})
         pending[seat] = []
         action = bots[seat].decide(request["view"], legal, request)
         assert find_legal(legal, action) is not None, f"{bots[seat].name} answered the illegal {action!r}"

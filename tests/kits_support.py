@@ -136,7 +136,8 @@ def decision(number: int, legal: list[dict], game_id: str = "quitlok/a+b/d1/r0",
              **extra) -> dict:
     return {"type": "decision", "game_id": game_id, "decision": number, "seat": 2,
             "view": view if view is not None else {"hand": ["Q3", "Q12"], "stacks": [100] * 5},
-            "events": [{"type": "fund", "seat": 1, "amount": 40}], "legal": legal, "time_ms": 1000, **extra}
+            "events": [{"type": "fund", "seat": 1, "amount": 40}], "legal": legal, "time_ms": 1000, "bank_ms": 0,
+            **extra}
 
 
 GAME_END = {"type": "game_end", "game_id": "quitlok/a+b/d1/r0",
@@ -170,7 +171,7 @@ def test_the_kits_bot_passes_check_in_every_game(language, tmp_path):
 
 def test_the_kit_answers_every_message_type_with_unknown_keys_and_ranges(language):
     done = talk(language, HELLO, game_start(extra_key="later"), decision(7, RANGE_LEGAL, extra_key=3),
-                decision(9, [{"type": "bet", "amount": {"min": 5, "max": 5}}]),
+                decision(9, [{"type": "bet", "amount": {"min": 5, "max": 5}}], bank_ms=2500),
                 decision(11, [{"type": "bet", "amount": {"min": 0, "max": 2**40}}]), GAME_END, SHUTDOWN)
     assert done.returncode == 0, done.stderr.decode()
     hello, *actions = replies(done.stdout)

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cardarena.check import GameCheck, CheckReport, describe_verdict, seatings_of
+from cardarena.check import GameCheck, CheckReport, describe_lifecycle, describe_verdict, seatings_of
 from cardarena.cli import main
 from cardarena.games import get_game
 from cardarena.referee.faults import FAULT_KINDS
@@ -148,6 +148,25 @@ def test_text_report_and_replay_line_reproduce_the_fault(tmp_path):
     assert failure.get("type") == "illegal" and "reproduce: cd " in failure.text
 
 
+def test_the_report_names_the_time_bank_and_the_replay_line_carries_it(tmp_path):
+    """A bot that sleeps through its limit and its whole bank times out with the bank named in the
+    detail, in the text, the JSON and the JUnit properties, and in the line that replays the game."""
+    junit = tmp_path / "junit.xml"
+    limits = ("--timeout", "0.2", "--time-bank", "0.3")
+    status, out, _ = run_check(zoo("sleepy"), "--games", "knock-rummy", "--games-per-game", "1", *limits,
+                               "--junit", str(junit))
+    assert status == 1
+    assert "decision limit 200.0 ms, time bank 0.3 s per game" in out.splitlines()[0]
+    assert "plus the 0.300 s left in its time bank" in out and "is used up" in out
+    [replay] = [line.split("reproduce: ", 1)[1] for line in out.splitlines() if "reproduce: " in line]
+    assert "--timeout 0.2 --time-bank 0.3" in replay
+    properties = {p.get("name"): p.get("value") for p in ET.parse(junit).getroot().iter("property")}
+    assert (properties["decision_timeout"], properties["time_bank"]) == ("0.2", "0.3")
+    report = CheckReport("b", ("b",), None, Limits(decision_timeout=0.2, time_bank=0.3))
+    assert (report.to_dict()["decision_timeout"], report.to_dict()["time_bank"]) == (0.2, 0.3)
+    assert "no time bank" in describe_lifecycle(CheckReport("b", ("b",), None, Limits()))[0]
+
+
 def test_bad_hello_fails_the_handshake_and_every_game(tmp_path):
     junit = tmp_path / "junit.xml"
     status, out, _ = run_check(zoo("bad_hello"), "--game", "knock-rummy,casino", "--junit", str(junit))
@@ -180,6 +199,8 @@ def test_a_bot_that_does_not_exit_cleanly_after_shutdown_fails():
     (["no/such/bot"], "no such bot manifest"),
     ([str(SAMPLES / "random"), "--game", "chess"], "chess"),
     (["x=true", "--games-per-game", "0"], "--games-per-game"),
+    (["x=true", "--time-bank", "-1"], "Invalid value for '--time-bank': a time bank must be a number of seconds"),
+    (["x=true", "--time-bank", "x"], "Invalid value for '--time-bank': 'x' is not a number of seconds"),
 ])
 def test_usage_errors_print_one_line_and_no_traceback(args, message):
     status, out, err = run_check(*args)

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from tests.conftest import RANDOM_BOT, ROOT, zoo_script
+from tests.conftest import RANDOM_BOT, ROOT, python_bot_folder, zoo_script
 
 
 def cardarena(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
@@ -69,6 +69,10 @@ def test_play_a_whole_game_between_sample_bots(tmp_path, game, players, options)
     (["play", "casino", "--bot", "a=x", "--bot", "b=y", "--option", "colour=red"], "casino has no option 'colour'"),
     (["play", "casino", "--bot", "a=x", "--bot", "b=y", "--option", "oops"], "options are given as KEY=VALUE"),
     (["play", "casino", "--bot", "a=x", "--bot", "b=y", "--timeout", "0"], "--timeout"),
+    (["play", "casino", "--bot", "a=x", "--bot", "b=y", "--time-bank", "-1"],
+     "Invalid value for '--time-bank': a time bank must be a number of seconds from 0 (no bank) to 3600, got -1.0"),
+    (["play", "casino", "--bot", "a=x", "--bot", "b=y", "--time-bank", "soon"],
+     "Invalid value for '--time-bank': 'soon' is not a number of seconds"),
 ])
 def test_bad_arguments_are_one_clear_line_and_exit_2(args, message):
     done = cardarena(*args)
@@ -85,6 +89,65 @@ def test_a_faulting_bot_is_reported_but_the_game_completes(tmp_path):
     assert "FAULT bad: malformed (knock-rummy, game knock-rummy-0, seat 0, decision" in done.stderr
     record = json.loads((tmp_path / "r.json").read_text())
     assert record["ranks"] == [1, 0] and record["faults"][0]["kind"] == "malformed"
+
+
+BANKER = """
+import random, sys, time
+from cardarena.protocol.bot import Bot, random_action, run
+
+
+class Banker(Bot):
+    \"\"\"Spends half its bank on its first decision, then answers at once (never knocking before its
+    sixth decision, so the game lasts); logs every limit and bank it is told.\"\"\"
+
+    name = "banker"
+    asked = 0
+    rng = random.Random(0)
+
+    def decide(self, view, legal, request):
+        print("bank_ms", request.bank_ms, "time_ms", request.time_ms, file=sys.stderr, flush=True)
+        self.asked += 1
+        if self.asked == 1:
+            time.sleep(max(0.0, request.deadline(0.5) - time.monotonic()))
+        calm = [action for action in legal if action["type"] != "knock"]
+        return random_action(calm if self.asked < 6 and calm else legal, self.rng)
+
+
+run(Banker())
+"""
+SLOW = """
+import random, time
+from cardarena.protocol.bot import random_action, run
+
+rng = random.Random(1)
+asked = 0
+
+
+def decide(view, legal):
+    global asked
+    asked += 1
+    time.sleep(0.1)  # within the limit: no bank pays for it, this bot's or its opponent's
+    calm = [action for action in legal if action["type"] != "knock"]
+    return random_action(calm if asked < 6 and calm else legal, rng)
+
+
+run(decide, name="slow")
+"""
+
+
+def test_play_with_a_time_bank_charges_a_bot_for_its_own_overrun_only(tmp_path):
+    """PROTOCOL.md § 5, over real pipes: a bot that spends half its bank on its first decision is
+    told the other half from then on, however long its opponent thinks on its turns."""
+    banker, slow = python_bot_folder(tmp_path, "banker", BANKER), python_bot_folder(tmp_path, "slow", SLOW)
+    done = cardarena("play", "knock-rummy", "--bot", str(banker), "--bot", str(slow), "--seed", "5", "--quiet",
+                     "--timeout", "0.2", "--time-bank", "0.3", "--log-dir", str(tmp_path / "logs"))
+    assert done.returncode == 0, done.stderr
+    told = [line.split() for line in (tmp_path / "logs" / "banker.stderr.log").read_text().splitlines()
+            if line.startswith("bank_ms")]
+    banks = [int(words[1]) for words in told]
+    assert {int(words[3]) for words in told} == {200} and len(banks) == 6  # seed 5: 6 decisions, and 4 slow ones
+    assert banks[0] == 300 and 90 <= banks[1] <= 150, banks  # 150 ms spent, and the wake-ups of a busy machine
+    assert set(banks[1:]) == {banks[1]}, banks
 
 
 def test_games_lists_every_game_with_players_and_options():

@@ -1,5 +1,6 @@
 """The referee's decision loop, bot by bot in memory (runner/referee/scripted.py): fallback, every
-fault kind, unsolicited and late frames charged to the right game, ranks, restarts and turns.
+fault kind, unsolicited and late frames charged to the right game, ranks, restarts, turns and time
+banks (on the scripted bots' virtual clock, to the microsecond).
 
 Each rule cites protocol/PROTOCOL.md; the same rules are checked end to end over real pipes with
 the hostile bots of tests/zoo (tests/test_referee.py, test_hostile_frames.py, test_faults.py).
@@ -18,7 +19,7 @@ from cardarena.protocol.actions import random_action
 from cardarena.protocol.framing import encode
 from cardarena.referee.faults import Fault
 from cardarena.referee.match import Match
-from cardarena.referee.scripted import Exit, Late, ScriptedTransport, Stderr, answer, hello, well_behaved
+from cardarena.referee.scripted import Clock, Exit, Late, ScriptedTransport, Stderr, Think, answer, hello, well_behaved
 
 KNOCK_RUMMY = get_game("knock-rummy")
 LIMITS = Limits(handshake_timeout=10.0, decision_timeout=1.0)
@@ -305,3 +306,104 @@ def test_a_frame_is_encoded_as_the_real_transport_would_read_it():
 
     [record], _ = play(Table(a=split))
     assert record.faults == []
+
+
+# -- time banks (PROTOCOL.md § 5): on a virtual clock, so a decision takes exactly what a test says
+
+#: a quarter of a second per decision and half a second of bank: binary fractions, so the sums are exact
+BANKED = Limits(handshake_timeout=10.0, decision_timeout=0.25, time_bank=0.5)
+
+
+def thinking(*seconds: float, then: float = 0.0):
+    """The script of a well-behaved bot that thinks `seconds[i]` before answering its i-th decision
+    request (counted from 0 over every game), and `then` before each one after those."""
+    asked = 0
+
+    def script(message):
+        nonlocal asked
+        if message["type"] != "decision":
+            return well_behaved(message)
+        asked += 1
+        return [Think(seconds[asked - 1] if asked <= len(seconds) else then), answer(message)]
+
+    return script
+
+
+def requests(table: Table, name: str) -> list[dict]:
+    """The decision requests bot `name` read, over all its starts."""
+    return [message for transport in table.starts(name) for message in transport.heard
+            if message["type"] == "decision"]
+
+
+def test_a_bot_that_ignores_its_bank_never_draws_on_it():
+    """A bot that answers within `time_ms`, even at the limit itself, sees its whole bank in every request."""
+    table = Table(b=thinking(then=0.25))
+    [record], _ = play(table, limits=BANKED)
+    assert record.faults == []
+    assert {(request["time_ms"], request["bank_ms"]) for request in requests(table, "b")} == {(250, 500)}
+
+
+def test_a_bot_may_spend_its_bank_exactly():
+    """Each decision's time beyond `time_ms` comes out of the bank, and a bank spent to the last
+    microsecond still lets the bot answer within `time_ms`."""
+    table = Table(b=thinking(0.5, 0.5, then=0.25))
+    [record], _ = play(table, limits=BANKED)
+    assert record.faults == []
+    assert [request["bank_ms"] for request in requests(table, "b")] == [500, 250, 0, 0, 0, 0]
+    assert [seconds for seat, seconds in record.decision_times if seat == 1][:3] == [0.5, 0.5, 0.25]
+
+
+@pytest.mark.parametrize("seconds, detail", [
+    ((0.5, 0.5, 0.25 + 2 ** -10), "no reply within the 0.25 s allowed (waited 0.250 s): its time bank of 0.5 s "
+                                  "per game was used up by its earlier decisions"),
+    ((0.5, 0.5 + 2 ** -10), "no reply within the 0.25 s allowed plus the 0.250 s left in its time bank (waited "
+                            "0.500 s): its time bank of 0.5 s per game is used up"),
+])
+def test_a_bot_that_overruns_its_bank_by_one_decision_times_out(seconds, detail):
+    """A decision that takes longer than `time_ms` plus what is left of the bank is a `timeout`
+    whose detail says the bank is used up; the fallback plays on."""
+    table = Table(b=thinking(*seconds))
+    [record], _ = play(table, limits=BANKED)
+    [fault] = record.faults
+    assert (fault.kind, fault.bot, fault.detail) == ("timeout", "b", detail)
+    assert fault.decision == [number for number, (seat, _) in enumerate(record.actions, 1) if seat == 1][len(seconds) - 1]
+
+
+def test_a_bank_is_charged_for_its_own_bots_overruns_and_nothing_else():
+    """Another bot's thinking and the referee's own time (here, an observer that takes a second
+    after every decision) never reach a bank: the bank values a bot sees only fall by its own
+    overruns, one sixteenth of a second at each of its decisions here."""
+    clock = Clock()
+    table = Table(a=thinking(then=0.3125), b=thinking(then=0.0))
+    table.options = {"a": {"clock": clock}, "b": {"clock": clock}}
+    referee_at_work = lambda kind, data: clock.advance(1.0) if kind == "decision" else None  # noqa: E731
+    [record], _ = play(table, limits=BANKED, observer=referee_at_work)
+    assert record.faults == [] and clock.now > 12
+    assert [request["bank_ms"] for request in requests(table, "a")] == [500, 437, 375, 312, 250, 187]
+    assert {request["bank_ms"] for request in requests(table, "b")} == {500}
+
+
+def test_the_bank_is_full_again_at_every_game():
+    """The bank is per game: a bot that spent all of it in one game has it whole in the next."""
+    table = Table(b=thinking(0.75))
+    records, _ = play(table, seeds=(ENDS_ON_SEAT_0, ENDS_ON_SEAT_1), limits=BANKED)
+    assert [record.faults for record in records] == [[], []]
+    banks = [(request["game_id"], request["bank_ms"]) for request in requests(table, "b")]
+    assert [bank for game_id, bank in banks if game_id == records[0].game_id] == [500] + [0] * 5
+    assert [bank for game_id, bank in banks if game_id == records[1].game_id][0] == 500
+
+
+@pytest.mark.parametrize("bank", [-0.5, float("nan"), True, "5"])
+def test_limits_refuse_a_bank_that_is_not_a_number_of_seconds_from_0(bank):
+    """Whoever builds the limits (a command line, a league file, a server), a bad bank is refused at once."""
+    with pytest.raises(ValueError, match="time_bank must be a number of seconds from 0"):
+        Limits(time_bank=bank)
+
+
+def test_without_a_bank_requests_say_bank_ms_0_and_a_decision_past_the_limit_times_out():
+    """The default is no bank: `bank_ms` is 0 in every request and the timeout's detail is as before."""
+    table = Table(b=thinking(1.0, 1.0 + 2 ** -10))
+    [record], _ = play(table)
+    [fault] = record.faults
+    assert fault.detail == "no reply within the 1 s allowed (waited 1.000 s)"
+    assert {request["bank_ms"] for request in requests(table, "b")} == {0}

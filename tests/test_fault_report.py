@@ -16,8 +16,9 @@ from click.testing import CliRunner
 
 from cardarena.cli import main
 from cardarena.fault_report import (CHECK_TEXT, LISTING_TEXT, FaultEntry, html_item, json_entry, junit_failure,
-                                    detail_text, markdown, sent_text, text_lines)
+                                    detail_text, markdown, sent_text, stored_play_line, text_lines)
 from cardarena.html.report import write_report
+from cardarena.record import GameRecord
 from cardarena.referee.faults import FAULT_KINDS, Fault
 from cardarena.tournament.store import ResultStore
 from tests.random_results import play_random
@@ -102,6 +103,16 @@ def test_hostile_bot_text_is_escaped_in_every_rendering():
         assert "\x1b" not in visible_text(hostile, rendering) and "\\x1b[31m" in visible_text(hostile, rendering)
     text = markdown([hostile])
     assert "<script>" not in text and "x\\<b\\>\\`\\*" in text  # Markdown reads none of it as markup
+
+
+def test_a_stored_games_reproduce_line_carries_its_time_bank_when_it_had_one():
+    """The replay is played under the run's limits: `--time-bank` with them where the run had a bank."""
+    game = GameRecord("casino/a+b/d0/r0", "casino", "1", {}, 7, ["a", "b"])
+    entrants = {name: {"command": [name], "where": {"folder": f"/bots/{name}"}} for name in ("a", "b")}
+    banked = stored_play_line(game, entrants, {"limits": {"decision_timeout": 0.2, "time_bank": 0.3}})
+    assert "--timeout 0.2 --time-bank 0.3 --bot /bots/a --bot /bots/b" in banked
+    plain = stored_play_line(game, entrants, {"limits": {"decision_timeout": 0.2, "handshake_timeout": 10.0}})
+    assert "--timeout 0.2 --bot" in plain and "--time-bank" not in plain
 
 
 @pytest.fixture

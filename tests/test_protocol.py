@@ -12,7 +12,7 @@ import msgpack
 import pytest
 
 from cardarena.protocol import PROTOCOL_VERSION
-from cardarena.protocol.bot import RandomBot, read_message, serve, write_message
+from cardarena.protocol.bot import Bot, RandomBot, Request, read_message, serve, write_message
 from cardarena.protocol.framing import FrameError, FrameReader, decode_body, encode
 from cardarena.protocol.messages import BOT_MESSAGES, REFEREE_MESSAGES, ProtocolViolation, check_hello, check_message
 
@@ -153,6 +153,28 @@ def test_sdk_serves_a_whole_exchange():
     assert check_message(action, "action")["decision"] == 7
     assert action["action"]["type"] == "bet" and 2 <= action["action"]["amount"] <= 4
     assert read_message(out) is None
+
+
+def test_the_sdk_gives_decide_the_request_with_its_time_limit_and_time_bank():
+    """PROTOCOL.md § 5: `time_ms` and `bank_ms` reach `decide` as attributes of the request, which
+    is still the referee's map; a request without `bank_ms` (an older referee) has an empty bank."""
+    seen = []
+
+    class Clocked(Bot):
+        def decide(self, view, legal, request):
+            seen.append((request.time_ms, request.bank_ms, request["decision"], request.received_at))
+            return legal[0]
+
+    inp = io.BytesIO()
+    legal = [{"type": "pass"}]
+    for message in [{"type": "decision", "decision": 3, "view": {}, "legal": legal, "time_ms": 250, "bank_ms": 4000},
+                    {"type": "decision", "decision": 5, "view": {}, "legal": legal, "time_ms": 250}]:
+        write_message(inp, message)
+    inp.seek(0)
+    serve(Clocked(), inp, io.BytesIO())
+    assert [entry[:3] for entry in seen] == [(250, 4000, 3), (250, 0, 5)]
+    request = Request({"time_ms": 200, "bank_ms": 1000}, received_at=10.0)
+    assert request.deadline() == pytest.approx(10.2) and request.deadline(0.5) == pytest.approx(10.7)
 
 
 def test_protocol_md_hex_example_is_a_real_frame():

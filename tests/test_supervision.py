@@ -184,3 +184,5 @@ def test_the_stuck_worker_limit_scales_with_the_bot_limits():
     assert fast < 10 < 30 < slow
     person = BotSpec("person", ("human",), decision_timeout=3600.0)  # a human seat's own limit counts too
     assert stall_limit(Limits(), [person]) > 3600 > stall_limit(Limits())
+    banked = stall_limit(Limits(handshake_timeout=10, decision_timeout=30, shutdown_grace=1, time_bank=60))
+    assert banked > 90 > slow  # a decision may draw on the whole time bank (PROTOCOL.md § 5)

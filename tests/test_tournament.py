@@ -20,7 +20,7 @@ from click.testing import CliRunner
 
 from cardarena.cli import main
 from cardarena.games import all_games
-from cardarena.tournament.planning.league import SAMPLE_LEAGUE, build_league, read_league_file
+from cardarena.tournament.planning.league import SAMPLE_LEAGUE, LeagueOverrides, build_league, read_league_file
 from cardarena.tournament.planning.schedule import schedule
 from cardarena.tournament.store import ResultStore, StoreError
 from cardarena.referee.pipes import LOG_CAPPED_NOTE
@@ -193,6 +193,27 @@ def test_bad_settings_are_one_clear_line(tmp_path, args, message):
     assert not (tmp_path / "x.sqlite").exists()
 
 
+@pytest.mark.parametrize("value, message", [
+    ('"x"', "[limits].time_bank must be a number of seconds from 0 (no bank) to 3600, got 'x'"),
+    ("-1", "[limits].time_bank must be a number of seconds from 0 (no bank) to 3600, got -1"),
+])
+def test_a_bad_time_bank_in_a_league_file_is_one_clear_line(tmp_path, value, message):
+    league = tmp_path / "league.toml"
+    league.write_text(f'bots = ["{bot("a", 1)}", "{bot("b", 2)}"]\n[limits]\ntime_bank = {value}\n')
+    assert message in one_clear_line(invoke("run", str(league), "--out", str(tmp_path / "x.sqlite")))
+    assert "a time bank must be" in one_clear_line(invoke("run", str(league), "--time-bank", "-2"))
+
+
+def test_the_time_bank_is_a_setting_of_the_results_file_from_the_league_or_the_command_line(tmp_path):
+    """A run's settings name its bank (so a resume with another is refused); a run without one stores
+    none, as files recorded before banks existed did, so that they resume as they were."""
+    data = {"bots": [bot("a", 1), bot("b", 2)], "limits": {"time_bank": 1.5}}
+    league = build_league(data, tmp_path, "league.toml")
+    assert league.limits.time_bank == 1.5 and league.settings_fingerprint()["limits"]["time_bank"] == 1.5
+    overridden = build_league(data, tmp_path, "league.toml", LeagueOverrides(time_bank=0.0))
+    assert overridden.limits.time_bank == 0.0 and "time_bank" not in overridden.settings_fingerprint()["limits"]
+
+
 def test_a_file_that_is_not_a_results_database_is_refused(tmp_path):
     stray = tmp_path / "notes.sqlite"
     stray.write_text("hello")
@@ -213,6 +234,8 @@ def test_resume_with_other_settings_is_refused_and_loses_nothing(finished, tmp_p
     assert "recorded with other settings (deal_seed differ)" in line
     line = one_clear_line(invoke(*run_args(copy, deals=4), "--handshake-timeout", "5", "--resume"))
     assert "recorded with other settings (limits differ)" in line  # the option reaches the league's limits
+    line = one_clear_line(invoke(*run_args(copy, deals=4), "--time-bank", "2", "--resume"))
+    assert "recorded with other settings (limits differ)" in line
     assert "already holds results" in one_clear_line(invoke(*run_args(copy, deals=4)))
     assert stored_games(copy) == before
 

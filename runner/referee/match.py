@@ -119,14 +119,14 @@ def checked_action(message: dict[str, Any], decision: int, legal: list[dict[str,
 @dataclass
 class GameInPlay:
     """One game under way at a table: its state and record, and what the referee keeps per seat
-    between decisions (who has faulted, the fallback's generators, the events not yet sent)."""
+    between decisions (its time bank, who has faulted, the fallback's generators, the events not yet sent)."""
 
     game: Game
     seed: int
     seating: list[int]  # seating[seat]: the index of the bot in that seat
     state: GameState
     record: GameRecord
-    time_ms: int  # the decision time limit every request states
+    banks: list[float]  # per seat: the seconds left of its time bank in this game
     decision: int = 0  # the number of the latest decision asked
     faulted: dict[int, Fault] = field(default_factory=dict)  # seat -> its fault in this game
     fallback: dict[int, random.Random] = field(default_factory=dict)  # per faulted seat, seeded from the game seed
@@ -254,7 +254,7 @@ class Match:
             seats=[self.bots[index].name for index in seating],
         )
         return GameInPlay(game, seed, seating, game.new_state(players, options, seed), record,
-                          time_ms=round(self.limits.decision_timeout * 1000))
+                          banks=[self.limits.time_bank] * players)
 
     def _seat_bots(self, table: GameInPlay) -> None:
         """Start (where needed) each seat's bot and tell it the game begins; a bot that cannot start
@@ -331,21 +331,22 @@ class Match:
         self._discard(table.seating[seat])
 
     def _ask(self, table: GameInPlay, seat: int, legal: list[dict[str, Any]]) -> dict[str, Any]:
-        """Send the bot in `seat` its decision request and return its legal action (BotFault otherwise)."""
-        request = {"type": "decision", "game_id": table.record.game_id, "decision": table.decision, "seat": seat,
-                   "view": table.state.view(seat), "events": table.pending_events[seat], "legal": legal,
-                   "time_ms": table.time_ms}
+        """Send the bot in `seat` its decision request and return its legal action (BotFault otherwise).
+        A decision may run past the limit by what is left of the seat's time bank, which is charged
+        with the time the bot took beyond the limit and nothing else (PROTOCOL.md § 5)."""
         index = table.seating[seat]
         process = self._process(index)
-        self._give_turn(index)
-        sent = time.monotonic()
         allowed = process.spec.decision_timeout or self.limits.decision_timeout
-        deadline = sent + allowed
+        bank = table.banks[seat]
+        request = {"type": "decision", "game_id": table.record.game_id, "decision": table.decision, "seat": seat,
+                   "view": table.state.view(seat), "events": table.pending_events[seat], "legal": legal,
+                   "time_ms": round(allowed * 1000), "bank_ms": int(bank * 1000)}
+        self._give_turn(index)
         self.heartbeat(index)
-        process.send(request, deadline)
-        message, raw = process.receive(deadline, allowed)
+        message, raw, seconds = process.ask(request, allowed, bank)
         self.heartbeat(None)
-        table.record.decision_times.append((seat, time.monotonic() - sent))
+        table.record.decision_times.append((seat, seconds))
+        table.banks[seat] = max(0.0, bank - max(0.0, seconds - allowed))
         try:
             return checked_action(message, table.decision, legal)
         except BadAnswer as error:

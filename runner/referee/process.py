@@ -8,7 +8,6 @@ process's pipes (`BotProcess`, over `pipes.PipeTransport`), or a script in memor
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +49,7 @@ class BotSession:
     def start(self) -> dict[str, Any]:
         """Start the bot and complete the handshake; return its hello (BotFault on any failure)."""
         self.spawn()
-        deadline = time.monotonic() + self.limits.handshake_timeout
+        deadline = self.transport.now() + self.limits.handshake_timeout
         self.send({"type": "hello", "protocol": PROTOCOL_VERSION, "referee": REFEREE_NAME}, deadline)
         message, raw = self.receive(deadline, self.limits.handshake_timeout)
         try:
@@ -79,7 +78,7 @@ class BotSession:
         self.freeze(False)
         if self.alive:
             try:
-                self.send({"type": "shutdown"}, time.monotonic() + self.limits.shutdown_grace)
+                self.send({"type": "shutdown"}, self.transport.now() + self.limits.shutdown_grace)
                 clean = self.transport.wait_exit(self.limits.shutdown_grace) == 0
             except BotFault:
                 clean = False
@@ -102,21 +101,42 @@ class BotSession:
 
     def send(self, message: dict[str, Any], deadline: float) -> None:
         """Write queued notifications and one frame, waiting for the bot at most until `deadline`."""
+        self._write(self._frames(message), deadline)
+
+    def ask(self, request: dict[str, Any], allowed: float, bank: float = 0.0) -> tuple[dict[str, Any], bytes, float]:
+        """Send a decision request and take the answer within `allowed` seconds and `bank` more (what
+        is left of the seat's time bank); return the answer, its raw body and the seconds the bot took.
+        The clock starts once the frames are encoded (the referee's work, not the bot's), as the
+        referee writes them, and stops when the whole answer has arrived (PROTOCOL.md § 5)."""
+        data = self._frames(request)
+        started = self.transport.now()
+        deadline = started + allowed + bank
+        self._write(data, deadline)
+        message, raw = self.receive(deadline, allowed, bank if self.limits.time_bank else None)
+        return message, raw, self.transport.now() - started
+
+    def _frames(self, message: dict[str, Any]) -> bytes:
+        """The queued notifications and `message`, encoded, the queue emptied."""
         self._outbox += encode(message)
         data = bytes(self._outbox)
         self._outbox.clear()
+        return data
+
+    def _write(self, data: bytes, deadline: float) -> None:
         try:
             self.transport.write(data, deadline)
         except TransportError as error:
             raise BotFault(self._fault(error.kind, str(error), error.data)) from None
 
-    def receive(self, deadline: float, allowed: float | None = None) -> tuple[dict[str, Any], bytes]:
-        """Read one message before `deadline` (`allowed` seconds after the request, for the timeout's
-        message); return it and its raw body."""
+    def receive(self, deadline: float, allowed: float | None = None,
+                bank: float | None = None) -> tuple[dict[str, Any], bytes]:
+        """Read one message before `deadline` (`allowed` seconds after the request, and `bank` more
+        from a time bank when one is in play, for the timeout's message); return it and its raw body."""
         try:
             return self.transport.receive(deadline)
         except NoReply as error:
-            raise BotFault(self._fault("timeout", self._timeout_detail(deadline, allowed, error), error.data)) from None
+            detail = self._timeout_detail(deadline, allowed, bank, error)
+            raise BotFault(self._fault("timeout", detail, error.data)) from None
         except TransportError as error:
             raise BotFault(self._fault(error.kind, str(error), error.data)) from None
 
@@ -132,15 +152,22 @@ class BotSession:
         frame's worth): bytes no request asked for. An end of file is left to the next request."""
         return self.transport.unsolicited()
 
-    def _timeout_detail(self, deadline: float, allowed: float | None, error: NoReply) -> str:
-        """Why a reply timed out: the limit and the time waited, and what arrived (text printed on
-        stdout, part of a frame, or nothing at all at the handshake)."""
+    def _timeout_detail(self, deadline: float, allowed: float | None, bank: float | None, error: NoReply) -> str:
+        """Why a reply timed out: the limit, what was left of the time bank, the time waited, and what
+        arrived (text printed on stdout, part of a frame, or nothing at all at the handshake)."""
         detail = "no hello" if self.hello is None else "no reply"
         if allowed is None:
             detail += " within the time allowed"
-        else:
-            waited = time.monotonic() - (deadline - allowed)
+        elif bank is None:
+            waited = self.transport.now() - (deadline - allowed)
             detail += f" within the {allowed:g} s allowed (waited {waited:.3f} s)"
+        else:
+            waited = self.transport.now() - (deadline - allowed - bank)
+            total = f"its time bank of {self.limits.time_bank:g} s per game"
+            detail += (f" within the {allowed:g} s allowed plus the {bank:.3f} s left in its time bank (waited "
+                       f"{waited:.3f} s): {total} is used up" if bank > 0 else
+                       f" within the {allowed:g} s allowed (waited {waited:.3f} s): {total} was used up by "
+                       "its earlier decisions")
         text = text_on_stdout(error.data)
         if text is not None:
             return f"{detail}; {text}"

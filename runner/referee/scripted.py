@@ -11,8 +11,12 @@ bot (decoded, in order); what it returns is what the bot does in reply:
                                  answer that misses its deadline, or bytes nobody asked for
     Exit(status)                 the bot exits (negative: killed by that signal)
     Stderr("...")                text on its stderr
+    Think(seconds)               the bot thinks that long before the frames and bytes that follow
 
 Nothing returned (an empty list) is silence: the referee's wait for an answer times out at once.
+Time is a `Clock` of the test's (several bots may share one): a bot's thinking moves it on only as
+far as the referee waits, so a reply that comes after its deadline is a timeout, and a test says
+to the microsecond how long each decision takes (the time banks' rules are checked so).
 The idea is python-chess's `MockTransport` (chess/engine.py): the expected exchange, scripted.
 """
 
@@ -51,7 +55,25 @@ class Stderr:
     text: str
 
 
-Reply = Union[dict, bytes, Late, Exit, Stderr]
+@dataclass(frozen=True)
+class Think:
+    """The bot spends `seconds` before what it does next (its frames and bytes arrive that much later)."""
+
+    seconds: float
+
+
+@dataclass
+class Clock:
+    """Virtual time in seconds: the referee's waits move it on (`ScriptedTransport.receive`), and so
+    may a test, for time that is neither a bot's nor a wait (the referee's own work, say)."""
+
+    now: float = 0.0
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+Reply = Union[dict, bytes, Late, Exit, Stderr, Think]
 #: script(message) -> what the bot does on reading `message`
 Script = Callable[[dict[str, Any]], Iterable[Reply]]
 
@@ -83,11 +105,14 @@ class ScriptedTransport(Transport):
     """A bot whose every reply comes from `script`; `heard` lists what it has read, in order."""
 
     def __init__(self, script: Script = well_behaved, *, max_frame: int = DEFAULT_MAX_FRAME,
-                 start_error: str | None = None, deaf: bool = False, cap: str | None = None):
+                 start_error: str | None = None, deaf: bool = False, cap: str | None = None,
+                 clock: Clock | None = None):
         """`start_error`: why it cannot start (a start fault); `deaf`: it never reads its input (the
         referee's writes time out); `cap`: the resource cap it is found to have hit when it crashes
-        or times out (as a real sandbox's counters would tell)."""
+        or times out (as a real sandbox's counters would tell); `clock`: the time it lives in (its
+        own when None)."""
         self.script = script
+        self.clock = clock or Clock()
         self.start_error = start_error
         self.deaf = deaf
         self.cap = cap
@@ -98,6 +123,8 @@ class ScriptedTransport(Transport):
         self._input = FrameReader(max_frame)
         self._output = FrameReader(max_frame)
         self._late: list[Any] = []
+        self._sent: list[tuple[float, bytes]] = []  # what the bot wrote and not yet arrived: (when, bytes)
+        self._thinking = 0.0  # when the bot is done with what it has read so far
         self._stderr = ""
         self._received = False
 
@@ -113,6 +140,9 @@ class ScriptedTransport(Transport):
     def pid(self) -> int | None:
         return None
 
+    def now(self) -> float:
+        return self.clock.now
+
     def spawn(self) -> None:
         if self.start_error is not None:
             raise TransportError("start", self.start_error)
@@ -127,12 +157,19 @@ class ScriptedTransport(Transport):
         self._deliver(data)
 
     def receive(self, deadline: float) -> tuple[dict[str, Any], bytes]:
-        try:
-            body = self._output.next_body()
-            if body is not None:
-                return decode_body(body), body
-        except FrameError as error:
-            raise TransportError(error.kind, str(error), error.data) from None
+        while True:
+            try:
+                body = self._output.next_body()
+                if body is not None:
+                    return decode_body(body), body
+            except FrameError as error:
+                raise TransportError(error.kind, str(error), error.data) from None
+            if not self._sent or (self._sent[0][0] > deadline and self._status is None):
+                break
+            when, data = self._sent.pop(0)
+            self.clock.now = max(self.clock.now, when)
+            self._output.feed(data)
+        self.clock.now = max(self.clock.now, deadline)  # the referee waited to the end
         pending = self._output.pending()
         if self._status is not None:
             text = text_on_stdout(pending)
@@ -147,6 +184,8 @@ class ScriptedTransport(Transport):
         return 0
 
     def unsolicited(self) -> bytes:
+        while self._sent and self._sent[0][0] <= self.clock.now:
+            self._output.feed(self._sent.pop(0)[1])
         return self._output.pending()
 
     def freeze(self, frozen: bool) -> None:
@@ -177,6 +216,7 @@ class ScriptedTransport(Transport):
         while self._status is None and (body := self._input.next_body()) is not None:
             message = decode_body(body, budget=False)
             self.heard.append(message)
+            self._thinking = max(self._thinking, self.clock.now)
             late, self._late = self._late, []
             for reply in late:
                 self._emit(reply)
@@ -184,13 +224,15 @@ class ScriptedTransport(Transport):
                 self._emit(reply)
 
     def _emit(self, reply: Reply) -> None:
-        """What the bot does: write a frame or bytes, hold a reply back, exit, or write to stderr."""
+        """What the bot does: write a frame or bytes, hold a reply back, exit, write to stderr, or think."""
         if isinstance(reply, Late):
             self._late.append(reply.reply)
         elif isinstance(reply, Exit):
             self._status = reply.status
         elif isinstance(reply, Stderr):
             self._stderr += reply.text
+        elif isinstance(reply, Think):
+            self._thinking += reply.seconds
         else:
-            self._output.feed(encode(reply) if isinstance(reply, dict) else reply)
+            self._sent.append((self._thinking, encode(reply) if isinstance(reply, dict) else reply))
             self._received = True

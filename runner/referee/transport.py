@@ -10,6 +10,7 @@ decision loop's rules be checked without a process. A transport reports what wen
 
 from __future__ import annotations
 
+import time
 from abc import ABC, abstractmethod
 from typing import Any
 
@@ -35,6 +36,11 @@ class NoReply(TransportError):
 
 class Transport(ABC):
     """The channel to one bot: framed messages both ways, every wait bounded by a deadline."""
+
+    def now(self) -> float:
+        """The clock that deadlines and decision times are reckoned on: the monotonic clock (a
+        scripted bot's is virtual, so that a test can say how long it thinks)."""
+        return time.monotonic()
 
     @abstractmethod
     def spawn(self) -> None:

@@ -15,7 +15,7 @@ import click
 
 from cardarena.protocol.actions import find_legal
 from cardarena.console import (MAX_BOOTSTRAP, Seconds, check_writable_file, describe, parse_anchor, pass_env_option,
-                               require_own_views, require_sandbox, sandbox_option)
+                               require_own_views, require_sandbox, sandbox_option, time_bank_option)
 from cardarena.errors import CardarenaError, UsageError
 from cardarena.games import get_game
 from cardarena.games.base import GameError, OptionError, score_to_wire
@@ -69,6 +69,7 @@ def _echo_boards(games: Iterable[GameRecord], fmt: str, anchor: tuple[str, float
               help="A gauntlet challenger (implies --format gauntlet); repeatable.")
 @click.option("--max-tables", type=click.IntRange(min=1), help="Above this many tables per game, a balanced sample.")
 @click.option("--timeout", type=Seconds(), help="Seconds a bot has for each decision.")
+@time_bank_option(None)
 @click.option("--handshake-timeout", type=Seconds(), help="Seconds a bot has to start and say hello.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1, max=MAX_JOBS), help="Worker processes [default: number of CPUs].")
 @click.option("--pin-cores/--no-pin-cores", default=None, help="Pin each worker and its bots to one core.")
@@ -93,7 +94,8 @@ def _echo_boards(games: Iterable[GameRecord], fmt: str, anchor: tuple[str, float
 @pass_env_option()
 def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...], players: tuple[str, ...],
         deals: int | None, seed: int | None, deal_seed: int | None, form: str | None, challengers: tuple[str, ...],
-        max_tables: int | None, timeout: float | None, handshake_timeout: float | None, jobs: int | None,
+        max_tables: int | None, timeout: float | None, time_bank: float | None, handshake_timeout: float | None,
+        jobs: int | None,
         pin_cores: bool | None, scheduler: str | None, executor_kind: str | None, out: Path | None,
         resume: bool, anchor: str | None, bootstrap: int, strict: bool, baseline: str | None, sprt_text: str | None,
         max_games: int | None, sandbox_mode: str | None, pass_env: tuple[str, ...]) -> None:
@@ -111,7 +113,7 @@ def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
         bots=bots, games=command_line_games(games), players=command_line_players(players), deals=deals, seed=seed,
         deal_seed=deal_seed, format=form, challengers=challengers, max_tables=max_tables, pin_cores=pin_cores,
         sandbox=sandbox_mode, scheduler=scheduler, sprt=sprt, baseline=baseline, max_games=max_games,
-        decision_timeout=timeout, handshake_timeout=handshake_timeout, pass_env=pass_env)
+        decision_timeout=timeout, time_bank=time_bank, handshake_timeout=handshake_timeout, pass_env=pass_env)
     options = RunOptions(league_file, league, jobs, executor_kind, out, resume, strict)
     setup = set_up(options)
     _check_run(setup, anchor_pair)

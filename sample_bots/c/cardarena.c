@@ -247,7 +247,7 @@ static int send_hello(const ca_bot *bot, FILE *out) {
 static int answer(const ca_bot *bot, const msgpack_object *message, ca_game_log *log, ca_rng *rng, FILE *out) {
     ca_decision decision = {message, ca_get(message, "view"), ca_get(message, "legal"),
                             ca_int(ca_get(message, "decision")), ca_int(ca_get(message, "seat")),
-                            ca_int(ca_get(message, "time_ms")), log};
+                            ca_int(ca_get(message, "time_ms")), ca_int(ca_get(message, "bank_ms")), log};
     if (decision.legal == NULL || decision.legal->type != MSGPACK_OBJECT_ARRAY || decision.legal->via.array.size == 0) {
         fprintf(stderr, "cardarena: a decision without a legal list\n");
         return 1;

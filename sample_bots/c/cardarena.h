@@ -69,7 +69,8 @@ typedef struct {
     const msgpack_object *message; /* the whole decision message */
     const msgpack_object *view;    /* a map: everything the seat may see now */
     const msgpack_object *legal;   /* an array of maps: the legal actions */
-    int64_t number, seat, time_ms;
+    int64_t number, seat, time_ms; /* time_ms: the limit per decision */
+    int64_t bank_ms;               /* what is left of the seat's time bank in this game (PROTOCOL.md § 5) */
     const ca_game_log *log;        /* this game's events, these included */
 } ca_decision;
 

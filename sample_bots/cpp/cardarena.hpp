@@ -237,7 +237,8 @@ struct Decision {
     const Value &view;     // everything the seat may see now
     const Value::Array &legal;
     std::int64_t number;
-    std::int64_t time_ms;
+    std::int64_t time_ms;  // the limit per decision
+    std::int64_t bank_ms;  // what is left of the seat's time bank in this game (PROTOCOL.md § 5)
     const GameLog &log;  // this game's events, these included
 };
 
@@ -304,7 +305,8 @@ inline void serve(Bot &bot, std::uint64_t seed, std::FILE *in, std::FILE *out) {
             const Value::Array &legal = (*message)["legal"].as_array();
             if (legal.empty()) throw ProtocolError("a decision without legal actions");
             Decision decision{*message, (*message)["view"], legal, (*message)["decision"].as_int(),
-                              (*message)["time_ms"].as_int(), log};
+                              (*message)["time_ms"].as_int(),
+                              message->contains("bank_ms") ? (*message)["bank_ms"].as_int() : 0, log};
             Value action = bot.decide(decision, rng);
             write_message(out, Value::Map{{"type", "action"}, {"decision", decision.number}, {"action", action}});
         } else if (type == "game_end") {

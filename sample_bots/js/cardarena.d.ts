@@ -27,7 +27,10 @@ export interface Decision {
   view: { [key: string]: Value };
   events: { [key: string]: Value }[];
   legal: Action[];
+  /** The limit per decision. */
   time_ms: number;
+  /** What is left of the seat's time bank in this game (PROTOCOL.md § 5). */
+  bank_ms: number;
   /** This game's start and events so far, these included. */
   log: GameLog;
 }

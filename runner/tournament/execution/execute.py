@@ -166,11 +166,11 @@ class _Ended:
 
 def stall_limit(limits: Limits, bots: Iterable[BotSpec] = ()) -> float:
     """Seconds a worker may go without a heartbeat before it is taken for stuck: its longest bounded
-    wait on a bot (a handshake, a decision, a bot's own decision limit, a shutdown), plus a margin
-    for killing and reaping a bot."""
+    wait on a bot (a handshake, a decision with the whole time bank, a bot's own decision limit with
+    it, a shutdown), plus a margin for killing and reaping a bot."""
     own_limits = [spec.decision_timeout for spec in bots if spec.decision_timeout]
-    return max(limits.handshake_timeout, limits.decision_timeout, *own_limits,
-               2 * limits.shutdown_grace) + STALL_MARGIN
+    longest_decision = max([limits.decision_timeout, *own_limits]) + limits.time_bank
+    return max(limits.handshake_timeout, longest_decision, 2 * limits.shutdown_grace) + STALL_MARGIN
 
 
 def _prctl(option: int, value: int) -> None:

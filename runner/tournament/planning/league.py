@@ -23,6 +23,8 @@
     # alpha = 0.05                  # the chance of accepting H1 when H0 holds (beta: H0 when H1 holds)
     [limits]
     decision_timeout = 1.0          # seconds per decision
+    time_bank = 0.0                 # seconds per seat and game a decision may draw on past
+                                    #   decision_timeout (0: no bank; protocol/PROTOCOL.md § 5)
     handshake_timeout = 10.0        # seconds to start and say hello
     memory_mb = 1024                # caps on each bot process (with everything it starts);
     processes = 128                 #   a bot.toml cannot change them
@@ -53,7 +55,7 @@ from cardarena.games import all_games, get_game
 from cardarena.games.base import OptionError
 from cardarena.manifest import MANIFEST_NAME, Entrant, ManifestError, entrant_from_command, load_manifest
 from cardarena.samples import SAMPLE_BOTS
-from cardarena.config import AUTO, Limits, SandboxSettings, check_seconds
+from cardarena.config import AUTO, Limits, SandboxSettings, check_seconds, check_time_bank
 from cardarena.tournament.planning.schedule import (
     DEFAULT_PLAYERS,
     FORMATS,
@@ -77,7 +79,7 @@ DEFAULT_SPRT_MAX_GAMES = 20_000
 _GAME_KEYS = {"players", "deals", "partners", "options"}
 _TIME_KEYS = {"decision_timeout", "handshake_timeout"}
 _CAP_KEYS = {"memory_mb", "processes", "open_files", "file_size_mb", "disk_mb"}
-_LIMIT_KEYS = _TIME_KEYS | _CAP_KEYS | {"pass_env"}
+_LIMIT_KEYS = _TIME_KEYS | _CAP_KEYS | {"time_bank", "pass_env"}
 MAX_TABLES = 10_000  # max_tables: beyond it, choosing a balanced sample alone takes minutes
 MAX_GAMES = 250_000  # games per tournament: the schedule (about 400 bytes a game) is held in memory
 
@@ -124,7 +126,9 @@ class League:
             "challengers": list(self.challengers),
             "max_tables": self.max_tables,
             "limits": {"decision_timeout": self.limits.decision_timeout,
-                       "handshake_timeout": self.limits.handshake_timeout},
+                       "handshake_timeout": self.limits.handshake_timeout,
+                       # only when there is one: a file recorded before banks existed resumes as it was
+                       **({"time_bank": self.limits.time_bank} if self.limits.time_bank else {})},
             "caps": {key: getattr(self.limits.sandbox, key) for key in sorted(_CAP_KEYS)},
             "games": {g.name: {"players": g.players, "deals": g.deals, "partners": g.partners,
                                "options": dict(g.options), "rules_version": get_game(g.name).spec.rules_version}
@@ -262,6 +266,7 @@ class LeagueOverrides:
     baseline: str | None = None
     max_games: int | None = None
     decision_timeout: float | None = None
+    time_bank: float | None = None
     handshake_timeout: float | None = None
     pass_env: tuple[str, ...] = ()
 
@@ -317,7 +322,8 @@ class _Settings:
 
     def limits(self) -> dict[str, Any]:
         """The file's [limits] table with the command line's limits over it."""
-        overrides = {key: self.overrides.given(key) for key in ("decision_timeout", "handshake_timeout", "pass_env")}
+        overrides = {key: self.overrides.given(key)
+                     for key in ("decision_timeout", "time_bank", "handshake_timeout", "pass_env")}
         return {**self.table("limits"), **{key: value for key, value in overrides.items() if value is not None}}
 
 
@@ -409,6 +415,7 @@ def _limits(settings: _Settings) -> Limits:
     try:
         return Limits(**{key: check_seconds(value, f"[limits].{key}")
                          for key, value in limit_table.items() if key in _TIME_KEYS},
+                      time_bank=check_time_bank(limit_table.get("time_bank", 0.0), "[limits].time_bank"),
                       sandbox=_sandbox_settings(settings.get("sandbox", AUTO), limit_table))
     except ValueError as error:
         raise LeagueError(str(error)) from None

@@ -108,7 +108,11 @@ pub struct Decision {
     pub view: BTreeMap<String, Value>,
     pub events: Vec<Value>,
     pub legal: Vec<Value>,
+    /// The limit per decision.
     pub time_ms: i64,
+    /// What is left of the seat's time bank in this game (PROTOCOL.md § 5); 0 from an older referee.
+    #[serde(default)]
+    pub bank_ms: i64,
 }
 
 /// A game ends, with its result and what is revealed to everyone.

@@ -55,7 +55,8 @@ type Decision struct {
 	View   map[string]any   `msgpack:"view"`
 	Events []map[string]any `msgpack:"events"`
 	Legal  []Action         `msgpack:"legal"`
-	TimeMS int64            `msgpack:"time_ms"`
+	TimeMS int64            `msgpack:"time_ms"` // the limit per decision
+	BankMS int64            `msgpack:"bank_ms"` // what is left of the seat's time bank in this game (PROTOCOL.md § 5)
 	Log    *GameLog         `msgpack:"-"`
 }
 

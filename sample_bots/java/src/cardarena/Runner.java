@@ -75,7 +75,7 @@ public final class Runner {
         log.add(message.get("events"));
         Map<String, Object> view = message.get("view") instanceof Map<?, ?> map ? (Map<String, Object>) map : Map.of();
         return new Decision(message, view, (List<Map<String, Object>>) legal, integer(message, "decision"),
-                integer(message, "seat"), integer(message, "time_ms"), log);
+                integer(message, "seat"), integer(message, "time_ms"), integer(message, "bank_ms"), log);
     }
 
     private static long integer(Map<String, Object> message, String key) {
