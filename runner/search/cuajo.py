@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import product
 from math import factorial, prod
-from typing import Any
+from typing import Any, Sequence
 
 from cardarena.games.base import Action
 from cardarena.games.cuajo import (COPIES, DEFAULT_MAX_TURNS, HAND_SIZE, NAME, PENALTY_TURNS, TYPES, one_card_away,
@@ -75,100 +75,122 @@ class Reading:
 
 def read(transcript: Transcript) -> Reading:
     """Walk the seat's events in order, rebuilding every action and where each seen card lay."""
-    seat = transcript.seat
-    options = transcript.options
-    max_turns = options.get("max_turns") or DEFAULT_MAX_TURNS
-    views = [message["view"] for message in transcript.decisions]
-    events = transcript.events()
-    dealer = options.get("dealer")
-    if views:
-        dealer = views[0]["dealer"]
-    elif dealer is None and events:
-        dealer = events[0]["seat"]  # the dealer's opening is the hand's first move
-    sowee = parse_card(views[0]["sowee"]) if views else None
-    reading = Reading(actions=[], dealer=dealer, seen_at={},
-                      own_packet=[parse_card(card) for card in views[0]["hand"]] if views else None,
-                      flows={other: [] for other in range(4) if other != seat or not views})
-    if sowee is not None:
-        reading.seen_at[SOWEE_POSITION] = sowee
-    answers = transcript.answers
-    answered = 0  # the seat's own actions met so far (its answers, in order)
-    draws = 0
-    turn = 1
-    purro, penalty = [False] * 4, [0] * 4  # the public flags, and penalty turns left (cuajo.md § Purro)
-    automatic_take = False  # the next take is the empty stock's (or turn cap's) automatic one
-    for index, event in enumerate(events):
+    return _Walk(transcript).run()
+
+
+class _Walk:
+    """The state of `read`'s walk through the seat's events: the public flags, how many stock cards
+    were drawn, whose answers were met, and the reading built so far."""
+
+    def __init__(self, transcript: Transcript):
+        self.seat, self.answers = transcript.seat, transcript.answers
+        options = transcript.options
+        self.max_turns = options.get("max_turns") or DEFAULT_MAX_TURNS
+        self.views = [message["view"] for message in transcript.decisions]
+        self.events = transcript.events()
+        dealer = options.get("dealer")
+        if self.views:
+            dealer = self.views[0]["dealer"]
+        elif dealer is None and self.events:
+            dealer = self.events[0]["seat"]  # the dealer's opening is the hand's first move
+        self.sowee = parse_card(self.views[0]["sowee"]) if self.views else None
+        self.reading = Reading(actions=[], dealer=dealer, seen_at={},
+                               own_packet=[parse_card(card) for card in self.views[0]["hand"]] if self.views else None,
+                               flows={other: [] for other in range(4) if other != self.seat or not self.views})
+        if self.sowee is not None:
+            self.reading.seen_at[SOWEE_POSITION] = self.sowee
+        self.answered = 0  # the seat's own actions met so far (its answers, in order)
+        self.draws, self.turn = 0, 1
+        self.purro, self.penalty = [False] * 4, [0] * 4  # the public flags, and penalty turns left (cuajo.md § Purro)
+        self.automatic_take = False  # the next take is the empty stock's (or turn cap's) automatic one
+
+    def run(self) -> Reading:
+        for index, event in enumerate(self.events):
+            kind = event["type"]
+            if (kind in ACTION_OF_EVENT or kind == "secret") and not (kind == "take" and self.automatic_take):
+                self.automatic_take = False
+                self.action(event)
+            following = self.events[index + 1] if index + 1 < len(self.events) else {}
+            self.moved(event, following)
+        if self.answered < len(self.answers):  # the latest answer, whose events have not come back yet
+            self.reading.actions += [(self.seat, action) for action in self.answers[self.answered:]]
+        return self.reading
+
+    def action(self, event: dict[str, Any]) -> None:
+        """Record the action `event` begins: the seat's own answer, or what the event shows of another's."""
+        kind, mover = event["type"], event["seat"]
+        expected = SECRET_ACTION[event["kind"]] if kind == "secret" else ACTION_OF_EVENT[kind]
+        if mover not in self.reading.flows:
+            if self.answered >= len(self.answers) or self.answers[self.answered]["type"] != expected:
+                raise SamplingError(f"seat {self.seat}'s answers do not match its own {kind} event")
+            action = self.answers[self.answered]
+            self.answered += 1
+        elif kind == "secret":
+            action = {"type": expected, "card": None}
+            candidates = [t for t in range(TYPES) if event["kind"] == "four" or t != self.sowee]
+            self.reading.hidden_cards.append(HiddenCard(len(self.reading.actions), candidates))
+        else:
+            action = {"type": expected, "card": event["card"]} if kind == "discard" else {"type": expected}
+        self.reading.actions.append((mover, action))
+
+    def moved(self, event: dict[str, Any], following: dict[str, Any]) -> None:
+        """Note where the cards of `event` lay, and what it tells of the mover's hidden hand."""
         kind, mover = event["type"], event.get("seat")
-        flow = reading.flows.get(mover)
-        starts_action = kind in ACTION_OF_EVENT or kind == "secret"
-        if kind == "take" and automatic_take:
-            starts_action = False
-        if starts_action:
-            automatic_take = False
-            expected = SECRET_ACTION[event["kind"]] if kind == "secret" else ACTION_OF_EVENT[kind]
-            if flow is None:
-                if answered >= len(answers) or answers[answered]["type"] != expected:
-                    raise SamplingError(f"seat {seat}'s answers do not match its own {kind} event")
-                action = answers[answered]
-                answered += 1
-            elif kind == "secret":
-                action = {"type": expected, "card": None}
-                candidates = [t for t in range(TYPES) if event["kind"] == "four" or t != sowee]
-                reading.hidden_cards.append(HiddenCard(len(reading.actions), candidates))
-            else:
-                action = {"type": expected, "card": event["card"]} if kind == "discard" else {"type": expected}
-            reading.actions.append((mover, action))
+        flow = self.reading.flows.get(mover)
         if kind == "draw":
-            position = STOCK_START + draws
-            draws += 1
-            card = event.get("card")
-            if flow is None and card is None:
-                card = _own_draw(views, answered, events, index)
-            if card is not None:
-                reading.seen_at[position] = parse_card(card)
-            if flow is not None:
-                # a shown card claimed by another seat never reaches the drawer, but the hand ends
-                # at the claim, so counting it in adds no requirement
-                flow.append(("in", parse_card(card)) if card is not None else ("unseen", position))
-        elif kind in ("take", "claim"):
-            if flow is not None:
-                flow.append(("in", parse_card(event["card"])))
+            self.drawn(event, flow, following)
+        elif kind in ("take", "claim") and flow is not None:
+            flow.append(("in", parse_card(event["card"])))
         elif kind == "discard":
-            if flow is not None:
-                flow.append(("out", parse_card(event["card"]), 1, None, "discard"))
-            following = events[index + 1] if index + 1 < len(events) else {}
-            if penalty[mover]:  # a penalty turn runs down: no purro judgement (cuajo.md § Engine choices, penalty turns)
-                penalty[mover] -= 1
-            else:
-                if following.get("type") == "purro" and following["seat"] == mover:
-                    purro[mover] = following["purro"]
-                    penalty[mover] = PENALTY_TURNS if following["broken"] else 0
-                if flow is not None and sowee is not None:
-                    flow.append(("purro", purro[mover]))
-            if draws < STOCK_SIZE and turn < max_turns:
-                turn += 1
-            else:
-                automatic_take = True
+            self.discarded(event, flow, following)
         elif kind == "secret" and flow is not None:
-            hidden = len(reading.hidden_cards) - 1
+            hidden = len(self.reading.hidden_cards) - 1
             if event["kind"] == "four":
                 flow.append(("out", None, COPIES, hidden, "secret"))
             else:
-                if sowee is not None:
-                    flow.append(("out", sowee, COPIES - 1, None, "sowee"))
+                if self.sowee is not None:
+                    flow.append(("out", self.sowee, COPIES - 1, None, "sowee"))
                 flow.append(("out", None, 1, hidden, "fourth"))
         elif kind == "win":
             for offset, card in enumerate(event.get("extra_cards", [])):
-                reading.seen_at[STOCK_START + draws + offset] = parse_card(card)
-    if answered < len(answers):  # the latest answer, whose events have not come back yet
-        reading.actions += [(seat, action) for action in answers[answered:]]
-    return reading
+                self.reading.seen_at[STOCK_START + self.draws + offset] = parse_card(card)
+
+    def drawn(self, event: dict[str, Any], flow: list[tuple] | None, following: dict[str, Any]) -> None:
+        """A stock draw takes the next stock position; its card is known when shown or drawn by the seat."""
+        position = STOCK_START + self.draws
+        self.draws += 1
+        card = event.get("card")
+        if flow is None and card is None:
+            card = _own_draw(self.views, self.answered, following)
+        if card is not None:
+            self.reading.seen_at[position] = parse_card(card)
+        if flow is not None:
+            # a shown card claimed by another seat never reaches the drawer, but the hand ends
+            # at the claim, so counting it in adds no requirement
+            flow.append(("in", parse_card(card)) if card is not None else ("unseen", position))
+
+    def discarded(self, event: dict[str, Any], flow: list[tuple] | None, following: dict[str, Any]) -> None:
+        """A discard left the hand, ended a turn, and was judged for purro unless in a penalty turn."""
+        mover = event["seat"]
+        if flow is not None:
+            flow.append(("out", parse_card(event["card"]), 1, None, "discard"))
+        if self.penalty[mover]:  # a penalty turn runs down: no purro judgement (cuajo.md § Engine choices, penalty turns)
+            self.penalty[mover] -= 1
+        else:
+            if following.get("type") == "purro" and following["seat"] == mover:
+                self.purro[mover] = following["purro"]
+                self.penalty[mover] = PENALTY_TURNS if following["broken"] else 0
+            if flow is not None and self.sowee is not None:
+                flow.append(("purro", self.purro[mover]))
+        if self.draws < STOCK_SIZE and self.turn < self.max_turns:
+            self.turn += 1
+        else:
+            self.automatic_take = True
 
 
-def _own_draw(views: list[dict[str, Any]], answered: int, events: list[dict[str, Any]], index: int) -> str:
+def _own_draw(views: list[dict[str, Any]], answered: int, following: dict[str, Any]) -> str:
     """The card the seat drew unshown: the one its next view gained, or the card it won with."""
-    following = events[index + 1] if index + 1 < len(events) else None
-    if following is not None and following["type"] == "win":
+    if following.get("type") == "win":
         return following["card"]
     gained = Counter(views[answered]["hand"]) - Counter(views[answered - 1]["hand"])
     if sum(gained.values()) != 1:
@@ -348,21 +370,44 @@ def _placed(plan: Plan, choice: Choice, rng: random.Random) -> list[int] | None:
     fixed beforehand. The check (`_keeps_purro_flags`) fails only for decks that `replay` rejects
     too, so the decks kept are still exactly uniform among those `replay` accepts.
     """
-    deck = plan.template[:]
-    pool = choice.rest[:]
+    dealing = _Dealing(plan.template[:], choice.rest[:], rng)
+    units_by_seat = choice.units_by_seat
+    for other in plan.seat_order:
+        if not dealing.hand(plan.chains[other], plan.packet_sizes[other], units_by_seat.get(other, ())):
+            return None
+        if other in plan.purro_checked and not _keeps_purro_flags(plan, choice, other, dealing.deck):
+            return None
+    for position in plan.free_positions:
+        dealing.fill(position)
+    deck = dealing.deck
+    if plan.own_positions:
+        own = plan.reading.own_packet[:]
+        rng.shuffle(own)
+        for position, card in zip(plan.own_positions, own):
+            deck[position] = card
+    return deck
 
-    def fill(position: int) -> int:
+
+class _Dealing:
+    """One placement path under way (see `_placed`): the deck so far and the cards left to deal."""
+
+    def __init__(self, deck: list[int | None], pool: list[int], rng: random.Random):
+        self.deck, self.pool, self.rng = deck, pool, rng
+
+    def fill(self, position: int) -> int:
+        """The card at `position`, dealt uniformly from the pool if the position is still empty."""
+        deck = self.deck
         if deck[position] is None:
-            index = rng.randrange(len(pool))
+            pool = self.pool
+            index = self.rng.randrange(len(pool))
             pool[index], pool[-1] = pool[-1], pool[index]
             deck[position] = pool.pop()
         return deck[position]
 
-    units_by_seat = choice.units_by_seat
-    for other in plan.seat_order:
-        chain = plan.chains[other]
-        packet = plan.packet_sizes[other]
-        units = units_by_seat.get(other, ())
+    def hand(self, chain: list[int], packet: int, units: Sequence[tuple[int, int]]) -> bool:
+        """Deal one hidden hand's chain: each required copy on a free position of its set, then the
+        rest, tossing each unit's coin once its set is filled; False when a coin rejects the path."""
+        deck, rng = self.deck, self.rng
         for card, drawn in units:
             size = packet + drawn
             while True:
@@ -375,24 +420,15 @@ def _placed(plan: Plan, choice: Choice, rng: random.Random) -> list[int] | None:
         reached = 0
         for card, drawn in units:
             while reached < packet + drawn:
-                counted[fill(chain[reached])] += 1
+                counted[self.fill(chain[reached])] += 1
                 reached += 1
             paths = counted[card] - met[card]
             met[card] += 1
             if paths > 1 and rng.randrange(paths):
-                return None
+                return False
         for position in chain[reached:]:
-            fill(position)
-        if other in plan.purro_checked and not _keeps_purro_flags(plan, choice, other, deck):
-            return None
-    for position in plan.free_positions:
-        fill(position)
-    if plan.own_positions:
-        own = plan.reading.own_packet[:]
-        rng.shuffle(own)
-        for position, card in zip(plan.own_positions, own):
-            deck[position] = card
-    return deck
+            self.fill(position)
+        return True
 
 
 def _keeps_purro_flags(plan: Plan, choice: Choice, seat: int, deck: list[int]) -> bool:
