@@ -156,7 +156,7 @@ def read_deal(transcript: Transcript) -> DealKnowledge:
                 if kind == "discard":
                     pile.append(card)
         if message is transcript.game_end:
-            _read_reveal(known, seat, message, public_holdings, own_hand, own_draw)
+            _read_reveal(known, seat, message, public_holdings, own_hand)
             break
         view = message["view"]
         if own_hand is None:  # the seat's first decision opens its first turn: its hand is as dealt
@@ -172,11 +172,11 @@ def read_deal(transcript: Transcript) -> DealKnowledge:
 
 
 def _read_reveal(known: DealKnowledge, seat: int, game_end: dict, public_holdings: list[set[str]],
-                 own_hand: list[str] | None, own_draw: int | None) -> None:
+                 own_hand: list[str] | None) -> None:
     """Use game_end's reveal (knock_rummy.md § Reveal: every final hand): each other seat kept in its
-    slots the cards of its final hand it did not take from the pile; a seat that never decided never
-    moved, so it holds its dealt hand; and a stock card the seat drew after its last view is the one
-    card its final hand (with what it gave up since) gained."""
+    slots the cards of its final hand it did not take from the pile, and a seat that never decided
+    never moved, so it holds its dealt hand. (The seat's own stock draws are all in its views: a
+    draw never ends the round, the drawer's next decision follows it.)"""
     hands = game_end["reveal"]["hands"]
     if own_hand is None:
         known.own_dealt = list(hands[seat])
@@ -187,15 +187,6 @@ def _read_reveal(known: DealKnowledge, seat: int, game_end: dict, public_holding
         if len(kept) + len(known.shown[other]) != len(known.slots[other]):
             raise SamplingError(f"seat {other}'s revealed hand does not fill the cards it was dealt and drew")
         known.kept[other] = kept
-    if own_draw is not None and own_hand is not None:
-        given_up = {event.get("card") for event in game_end["events"]
-                    if event.get("seat") == seat and event["type"] in ("discard", "knock")}
-        given_up.add(game_end["reveal"]["knock_card"])
-        gained = (set(hands[seat]) | given_up) - set(own_hand) - {None}
-        taken = {event["card"] for event in game_end["events"]
-                 if event.get("seat") == seat and event["type"] == "draw" and event["source"] == "discard"}
-        (drawn,) = gained - taken
-        known.fixed[own_draw] = drawn
 
 
 def _dealer(transcript: Transcript) -> int:
