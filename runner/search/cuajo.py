@@ -21,7 +21,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import product
-from math import factorial, prod
+from math import comb, factorial, prod
 from typing import Any, Sequence
 
 from cardarena.games.base import Action
@@ -215,6 +215,13 @@ class Choice:
             grouped.setdefault(other, []).append((card, drawn))
         return grouped
 
+    @cached_property
+    def groups_by_seat(self) -> dict[int, list[tuple[int, int, int]]]:
+        """The units of each hand gathered by card and k, (card type, k, copies), in order of k: the
+        copies of one group share one set, so which of them is which is no choice (see `_placed`)."""
+        return {other: [(card, drawn, copies) for (card, drawn), copies in Counter(units).items()]
+                for other, units in self.units_by_seat.items()}
+
 
 class Plan:
     """Everything `propose` needs that one transcript fixes, computed once per transcript state."""
@@ -293,6 +300,7 @@ class Plan:
                 return None
             paths *= free
             placed[other] += 1
+        paths //= prod(factorial(copies) for copies in Counter(units).values())  # a group's copies are a set
         rest = [t for t in range(TYPES) for _ in range(left[t])]
         orders = factorial(len(rest)) // prod(factorial(count) for count in left)
         return Choice(cards, units, rest, paths * orders)
@@ -359,9 +367,11 @@ def _placed(plan: Plan, choice: Choice, rng: random.Random) -> list[int] | None:
     The path: each required copy on a free position of its hand's packet or first k draws (every
     hand's requirements in order of k, so the number of free positions at each step is fixed:
     earlier copies of that hand lie inside the same or a smaller set), then every other position
-    given a card drawn uniformly from the rest. The paths leading to one deck: the j-th copy of a
-    card that a hand needed could have been any copy of that card in its set except the j-1
-    before it (the sets are nested), a product, so one coin per required copy decides, each tossed
+    given a card drawn uniformly from the rest. The copies a hand needed of one card by the same k
+    (a group: a secret's four, the three sowee cards) are one choice of a set of positions, each
+    set as likely. The paths leading to one deck: a group of j copies of a card could have been
+    any j of the copies of that card in its set but those the hand's earlier groups of that card
+    took (the sets are nested), a product of binomials, so one coin per group decides, each tossed
     as soon as its set is filled (a rejected path costs less than a whole deal).
 
     Hands are dealt one at a time (most selective first, `Plan.seat_order`), each checked as soon as
@@ -373,7 +383,8 @@ def _placed(plan: Plan, choice: Choice, rng: random.Random) -> list[int] | None:
     dealing = _Dealing(plan.template[:], choice.rest[:], rng)
     units_by_seat = choice.units_by_seat
     for other in plan.seat_order:
-        if not dealing.hand(plan.chains[other], plan.packet_sizes[other], units_by_seat.get(other, ())):
+        if not dealing.hand(plan.chains[other], plan.packet_sizes[other], units_by_seat.get(other, ()),
+                            choice.groups_by_seat.get(other, ())):
             return None
         if other in plan.purro_checked and not _keeps_purro_flags(plan, choice, other, dealing.deck):
             return None
@@ -404,9 +415,10 @@ class _Dealing:
             deck[position] = pool.pop()
         return deck[position]
 
-    def hand(self, chain: list[int], packet: int, units: Sequence[tuple[int, int]]) -> bool:
+    def hand(self, chain: list[int], packet: int, units: Sequence[tuple[int, int]],
+             groups: Sequence[tuple[int, int, int]]) -> bool:
         """Deal one hidden hand's chain: each required copy on a free position of its set, then the
-        rest, tossing each unit's coin once its set is filled; False when a coin rejects the path."""
+        rest, tossing each group's coin once its set is filled; False when a coin rejects the path."""
         deck, rng = self.deck, self.rng
         for card, drawn in units:
             size = packet + drawn
@@ -418,12 +430,12 @@ class _Dealing:
         counted = [0] * TYPES
         met = [0] * TYPES
         reached = 0
-        for card, drawn in units:
+        for card, drawn, copies in groups:
             while reached < packet + drawn:
                 counted[self.fill(chain[reached])] += 1
                 reached += 1
-            paths = counted[card] - met[card]
-            met[card] += 1
+            paths = comb(counted[card] - met[card], copies)
+            met[card] += copies
             if paths > 1 and rng.randrange(paths):
                 return False
         for position in chain[reached:]:
