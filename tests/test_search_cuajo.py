@@ -23,7 +23,7 @@ from cardarena.referee.process import BotSpec, Limits
 from cardarena.referee.sandbox import SandboxSettings
 from cardarena.search import SamplingError, SeatKnowledge, Transcript, first_consistent
 from cardarena.games.cuajo import NAME, parse_card
-from cardarena.search.cuajo import SAMPLER, STOCK_START, Plan, _keeps_purro_flags, packet_positions
+from cardarena.search.cuajo import SAMPLER, STOCK_START, HandCount, Plan, _keeps_purro_flags, packet_positions
 from tests.conftest import writable_folder
 from tests.chi_square import chi_square_pooled_p_value
 from tests.search_support_cuajo import play_recorded, positions, replayed_messages
@@ -377,7 +377,16 @@ def proposal_statistics(propose, transcript, zone_of: dict[int, int], zones: int
     return found
 
 
-def test_proposals_are_exactly_uniform_over_the_deals_with_the_required_cards():
+@pytest.fixture(params=["counted", "one copy at a time"])
+def placement(request, monkeypatch):
+    """Each way the sampler places a hand's required copies: all at once by counting (`HandCount`),
+    or one copy at a time with a coin each (what it falls back on past MOST_COUNTED_STATES)."""
+    if request.param == "one copy at a time":
+        monkeypatch.setattr(HandCount, "of", classmethod(lambda cls, packet, units: None))
+    return request.param
+
+
+def test_proposals_are_exactly_uniform_over_the_deals_with_the_required_cards(placement):
     """Chi-square against the exact enumeration (`exact_distribution`), 8,000 proposals, fixed seed:
     passes when p > 0.001. The statistic is the placement of the two cards with nested requirements,
     the part of the deal that the sampler's correction for identical copies makes uniform."""
@@ -387,7 +396,7 @@ def test_proposals_are_exactly_uniform_over_the_deals_with_the_required_cards():
     assert chi_square_pooled_p_value(observed, expected) > 0.001
 
 
-def test_proposals_are_exactly_uniform_when_a_hand_needed_two_copies_of_a_card_at_once():
+def test_proposals_are_exactly_uniform_when_a_hand_needed_two_copies_of_a_card_at_once(placement):
     """As above where the dealer's 16 cards needed two Ao (a group of two copies in one set, whose
     coin is one binomial): 8,000 proposals, p > 0.001."""
     transcript, unseen = two_copies_position()
@@ -396,7 +405,7 @@ def test_proposals_are_exactly_uniform_when_a_hand_needed_two_copies_of_a_card_a
     assert chi_square_pooled_p_value(observed, expected) > 0.001
 
 
-def test_the_same_test_fails_a_sampler_that_never_deals_the_dealers_first_draw_an_ace():
+def test_the_same_test_fails_a_sampler_that_never_deals_the_dealers_first_draw_an_ace(placement):
     transcript, unseen = nested_requirements_position()
     expected = exact_distribution(unseen, NESTED_ZONES, nested_required)
 

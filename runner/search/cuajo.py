@@ -20,7 +20,8 @@ import random
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import product
+from bisect import bisect_right
+from itertools import accumulate, combinations, product
 from math import comb, factorial, prod
 from typing import Any, Sequence
 
@@ -39,6 +40,9 @@ SECRET_ACTION = {"four": "secret", "sowee": "sowee_secret"}
 #: deals built in one `propose` before it gives up (SamplingError): 5-10 s here, reached by hands whose
 #: hidden players were seen purro (often twice or more) or to give up very many cards
 MAX_PLACEMENTS = 200_000
+#: a hand's required copies are placed by counting (`HandCount`) while its count has at most this
+#: many states at one draw; past it, one copy at a time with a coin each (`_Dealing.hand`)
+MOST_COUNTED_STATES = 20_000
 
 
 def packet_positions(dealer: int, seat: int) -> range:
@@ -263,6 +267,19 @@ class Plan:
         #: the order `_placed` deals the hidden hands in: those it checks first (their check rejects most)
         self.seat_order = sorted(self.chains, key=lambda other: other not in self.purro_checked)
 
+    @cached_property
+    def counts(self) -> dict[int, HandCount]:
+        """The hands whose required copies are placed by counting: those whose requirements every
+        choice shares (no secret of theirs is face down), while the count stays small. Counted on
+        the first proposal (reading the actions needs none of it)."""
+        counts = {}
+        for other, units in self.choices[0].units_by_seat.items():
+            if not any(step[0] == "out" and step[3] is not None for step in self.reading.flows[other]):
+                count = HandCount.of(self.packet_sizes[other], units)
+                if count is not None:
+                    counts[other] = count
+        return counts
+
     def _units(self, cards: tuple[int | None, ...]) -> list[tuple[int, int, int]]:
         """The copies each hidden hand must have held, as (seat, type, k); an unknown hidden card (None)
         adds none (a lower bound on the requirements, used to prune candidates)."""
@@ -383,8 +400,12 @@ def _placed(plan: Plan, choice: Choice, rng: random.Random) -> list[int] | None:
     dealing = _Dealing(plan.template[:], choice.rest[:], rng)
     units_by_seat = choice.units_by_seat
     for other in plan.seat_order:
-        if not dealing.hand(plan.chains[other], plan.packet_sizes[other], units_by_seat.get(other, ()),
-                            choice.groups_by_seat.get(other, ())):
+        if other in plan.counts:
+            kept = dealing.counted_hand(plan.chains[other], plan.counts[other])
+        else:
+            kept = dealing.hand(plan.chains[other], plan.packet_sizes[other], units_by_seat.get(other, ()),
+                                choice.groups_by_seat.get(other, ()))
+        if not kept:
             return None
         if other in plan.purro_checked and not _keeps_purro_flags(plan, choice, other, dealing.deck):
             return None
@@ -441,6 +462,106 @@ class _Dealing:
         for position in chain[reached:]:
             self.fill(position)
         return True
+
+
+    def counted_hand(self, chain: list[int], count: "HandCount") -> bool:
+        """Deal one hidden hand's chain with its required copies placed by `count`, then the rest;
+        False when the coin for extra copies rejects the path (see `HandCount`)."""
+        count.place(self.deck, chain, self.rng)
+        for position in chain:
+            self.fill(position)
+        return count.keeps(self.deck, chain, self.rng)
+
+
+class HandCount:
+    """The required copies of one hidden hand placed all at once, uniformly among every way to place
+    them (`Plan.counts`), instead of one copy at a time with a coin each.
+
+    A placement gives each card the hand needed as many positions of its packet and first draws as it
+    needed copies, with the j-th needed copy's draw k: at least j of them among the packet and the
+    first k draws. The number of placements is counted draw by draw (a state: how many copies of each
+    needed card are placed so far), so one is drawn uniformly by walking the counts. It is the same
+    number for every deal, as the hand's positions are its own. A deck is then reached by as many
+    placements as there are ways to pick, among the copies of each needed card in the hand's packet
+    and draws, a set of that many meeting the same condition: 1 unless the hand holds extra copies of
+    a needed card, so one coin per card (1 / that number) keeps the decks exactly uniform."""
+
+    def __init__(self, packet: int, cards: list[int], deadlines: list[list[int]], places: list[int],
+                 tables: list[dict[int, int]]):
+        self.packet, self.cards, self.deadlines, self.places, self.tables = packet, cards, deadlines, places, tables
+        totals = [len(own) for own in deadlines]
+        starts = []
+        for state, ways in tables[0].items():
+            placed = [state // place % (total + 1) for place, total in zip(places, totals)]
+            if sum(placed) <= packet:
+                starts.append((state, placed, _packet_ways(packet, placed) * ways))
+        self.starts = [(state, placed) for state, placed, _ in starts]
+        self.running = list(accumulate(ways for _, _, ways in starts))
+
+    @classmethod
+    def of(cls, packet: int, units: list[tuple[int, int]]) -> "HandCount | None":
+        """The count for these units (card, k), in order of k; None past MOST_COUNTED_STATES. A state
+        is a number, one digit per needed card (in base its copies + 1): the copies placed so far."""
+        cards = sorted({card for card, _ in units})
+        deadlines = [[drawn for card, drawn in units if card == needed] for needed in cards]
+        places = list(accumulate([1] + [len(own) + 1 for own in deadlines[:-1]], lambda a, b: a * b))
+        last = max(drawn for _, drawn in units)
+        tables: list[dict[int, int]] = [{} for _ in range(last + 1)]
+        tables[last][sum(len(own) * place for own, place in zip(deadlines, places))] = 1
+        for k in range(last, 0, -1):  # the states before draw k, from those after it
+            # the cards draw k may have held a needed copy of: those with a copy needed later than k - 1
+            # (a digit above what the draws up to k - 1 must hold)
+            movable = [(place, len(own) + 1, sum(drawn <= k - 1 for drawn in own))
+                       for own, place in zip(deadlines, places)]
+            movable = [entry for entry in movable if entry[2] < entry[1] - 1]
+            earlier = tables[k - 1]
+            for state, ways in tables[k].items():
+                earlier[state] = earlier.get(state, 0) + ways  # draw k holds no needed copy
+                for place, base, required in movable:
+                    if state // place % base > required:  # draw k held one copy of this card
+                        earlier[state - place] = earlier.get(state - place, 0) + ways
+            if len(earlier) > MOST_COUNTED_STATES:
+                return None
+        return cls(packet, cards, deadlines, places, tables)
+
+    def place(self, deck: list[int | None], chain: list[int], rng: random.Random) -> None:
+        """Put the needed copies on the hand's positions, every placement alike likely."""
+        state, placed = self.starts[bisect_right(self.running, rng.randrange(self.running[-1]))]
+        packet_places = iter(rng.sample(range(self.packet), sum(placed)))
+        for card, copies in zip(self.cards, placed):
+            for _ in range(copies):
+                deck[chain[next(packet_places)]] = card
+        for k in range(1, len(self.tables)):
+            later = self.tables[k]
+            pick = rng.randrange(self.tables[k - 1][state]) - later.get(state, 0)
+            if pick < 0:
+                continue  # draw k holds no needed copy
+            for card, place, own in zip(self.cards, self.places, self.deadlines):
+                if state // place % (len(own) + 1) == len(own):
+                    continue  # every needed copy of this card is placed
+                pick -= later.get(state + place, 0)
+                if pick < 0:
+                    deck[chain[self.packet + k - 1]] = card
+                    state += place
+                    break
+
+    def keeps(self, deck: list[int], chain: list[int], rng: random.Random) -> bool:
+        """The coin for extra copies: per needed card, kept with chance 1 / the number of sets of its
+        copies in the hand's packet and draws that meet its deadlines."""
+        for card, deadlines in zip(self.cards, self.deadlines):
+            levels = [max(0, index - self.packet + 1) for index, position in enumerate(chain)
+                      if deck[position] == card]
+            if len(levels) > len(deadlines):
+                sets = sum(all(level <= deadline for level, deadline in zip(chosen, deadlines))
+                           for chosen in combinations(levels, len(deadlines)))
+                if rng.randrange(sets):
+                    return False
+        return True
+
+
+def _packet_ways(packet: int, placed: list[int]) -> int:
+    """The ways to choose which packet positions hold the needed copies, `placed` of each card."""
+    return factorial(packet) // (prod(factorial(copies) for copies in placed) * factorial(packet - sum(placed)))
 
 
 def _keeps_purro_flags(plan: Plan, choice: Choice, seat: int, deck: list[int]) -> bool:
