@@ -125,14 +125,19 @@ def consistency_positions(policy, seeds, every: int):
 @pytest.mark.parametrize("policy, seeds, every", [(random_policy, range(4), 2), (heuristic_policy, range(12), 1)],
                          ids=["random", "heuristic"])
 def test_every_sampled_deal_gives_the_seat_exactly_what_it_saw(policy, seeds, every):
+    """Every `every`-th decision of every seat up to its 24th, then every 8th of the later ones (one costs
+    its count, 0.1-0.5 s: see cuajo.md § Sampling hidden cards, Speed), in every option set, before
+    another seat is announced purro."""
     rng = random.Random(7)
-    checked = 0
+    checked = late = 0
     for transcript in consistency_positions(policy, seeds, every):
-        if len(transcript.decisions) > 24:  # late positions cost seconds each: the bench measures them
-            continue
+        if len(transcript.decisions) > 24:
+            late += 1
+            if late % 8:
+                continue
         assert_consistent(transcript, *sampled(transcript, rng))
         checked += 1
-    assert checked >= 300
+    assert checked >= 300 and (late >= 200 or policy is heuristic_policy)
 
 
 def test_late_positions_of_random_play_are_sampled_consistently():
