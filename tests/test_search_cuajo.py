@@ -410,7 +410,7 @@ def test_proposals_are_exactly_uniform_when_a_hand_needed_two_copies_of_a_card_a
     assert chi_square_pooled_p_value(observed, expected) > 0.001
 
 
-def test_the_same_test_fails_a_sampler_that_never_deals_the_dealers_first_draw_an_ace(placement):
+def test_the_same_test_fails_a_sampler_that_never_deals_the_dealers_first_draw_an_ace():
     transcript, unseen = nested_requirements_position()
     expected = exact_distribution(unseen, NESTED_ZONES, nested_required)
 
