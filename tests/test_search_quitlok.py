@@ -108,9 +108,9 @@ def test_sampled_deals_reproduce_every_view_and_event_the_seat_saw():
     every tenth after the eighth reshuffle in 5- and 10-player games with the default options): a
     deal is found for every one in ATTEMPTS proposals, and the sampled deal, replayed directly,
     shows the seat exactly its messages; the sampled state gives its current view. (The count
-    behind a sample costs up to a second late in a 10-player session on a shared core, more for
-    the rare position whose hands it must count again with larger limits, which bounds how many
-    positions a test can afford: see tests/bench/bench_sampling_quitlok.py.)"""
+    behind a sample costs up to a second late in a 10-player session on a shared core, and the
+    rare position whose hands are left to redraws as long, which bounds how many positions a test
+    can afford: see tests/bench/bench_sampling_quitlok.py.)"""
     rng = random.Random(7)
     checked, late = Counter(), Counter()
     for players, options, policy in itertools.product(PLAYER_COUNTS, OPTION_SETS, sorted(POLICIES)):
