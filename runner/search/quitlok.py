@@ -261,7 +261,7 @@ NUMBERS = tuple(range(1, 13))
 PLACE = {card: 3 ** (card - 1) for card in NUMBERS}
 #: a counted draw's choice of any card whose number matters nowhere (see `HiddenCards`, Relevance)
 ANON = 0
-LOOSE = -1  # in `HiddenCards.draw`, a drawn place whose card is not chosen yet
+LOOSE = -1  # in `HiddenCards._walk`, a drawn place whose card is not chosen yet
 #: the count's state between two counted draws: the current deck's free copies (digits of the
 #: numbers that matter there, and how many of the others), each later deck's the same less the
 #: counted cards already drawn that its shuffle will find in a hand, and each hand being read
@@ -679,8 +679,10 @@ class HiddenCards:
         return tuple(sorted(hands.items()))
 
     def sample(self, rng: random.Random) -> list[list[int]]:
-        """Each deck's drawn cards, top first, from the exact distribution: drawn as `draw` does
-        until the hands left out of the count pass their checks (rejection keeps it exact: the
+        """Each deck's drawn cards, top first, from the exact distribution: the seen ones where
+        they were seen, the counted ones from their exact distribution (one walk through the
+        layers, `_walk`), and the loose ones uniformly from the cards left in their deck (`_fill`),
+        drawn until the hands left out of the count pass their checks (rejection keeps it exact: the
         draw is exact for every check but theirs, so keeping those that pass conditions on them).
         A redraw fills only the decks those hands read (`_decks_read_by`); the others are filled
         once it passes, from the same conditionals, since no deck read depends on them."""
@@ -708,14 +710,6 @@ class HiddenCards:
                     read.add(number)
                     waiting.append(number)
         return sorted(read)
-
-    def draw(self, rng: random.Random) -> list[list[int]]:
-        """Each deck's drawn cards, top first: the seen ones where they were seen, the counted
-        ones from their exact distribution (one walk through the layers), and the loose ones
-        uniformly from the cards left in their deck."""
-        decks = self._walk(rng)
-        self._fill(decks, range(len(decks)), rng)
-        return decks
 
     def _walk(self, rng: random.Random) -> list[list[int]]:
         """Each deck's drawn cards with the seen and counted ones in place, the others LOOSE."""
