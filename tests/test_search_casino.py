@@ -41,7 +41,7 @@ GAME = get_game("casino")
 CONFIGS = [
     (2, {}), (3, {}), (4, {}), (4, {"partnerships": True}), (2, {"lenient_builds": True}),
     (3, {"lenient_builds": True, "sweeps": True}), (4, {"partnerships": True, "lenient_builds": True, "target": 11}),
-    (2, {"sweeps": True, "target": 50}),
+    (2, {"sweeps": True, "target": 50}), (3, {"max_rounds": 2, "target": 50}),
 ]
 #: a p-value below this fails the uniformity test
 P_VALUE_BOUND = 1e-3

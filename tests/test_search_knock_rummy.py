@@ -58,9 +58,8 @@ def actions_before(game: RecordedGame, transcript: Transcript) -> list[tuple[int
 
 def reproduces(actions: list[tuple[int, dict[str, Any]]], transcript: Transcript, proposal: Proposal) -> bool:
     """Whether playing the true `actions` from the proposed deal shows the seat exactly its messages:
-    each decision's view, events and legal actions, and game_end's events but for the hands'
-    deadwood and payments (checked here directly, without `replay`, so that a bug in `replay`
-    would show)."""
+    each decision's view, events and legal actions, and game_end's events and reveal (checked here
+    directly, without `replay`, so that a bug in `replay` would show)."""
     seat = transcript.seat
     state = GAME.new_state(transcript.players, {**transcript.options, **proposal.options}, deck=proposal.deck)
     told: list[dict[str, Any]] = []
@@ -77,13 +76,8 @@ def reproduces(actions: list[tuple[int, dict[str, Any]]], transcript: Transcript
     if transcript.game_end is None:
         message = transcript.decisions[-1]
         return (state.view(seat), told, state.legal_actions()) == (message["view"], message["events"], message["legal"])
-    return state.is_over() and without_scores(told) == without_scores(transcript.game_end["events"])
-
-
-def without_scores(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The events with the round_end's deadwood and payments left out."""
-    return [{key: value for key, value in event.items() if key not in ("deadwood", "payments")}
-            for event in events]
+    return (state.is_over() and told == transcript.game_end["events"]
+            and state.reveal() == transcript.game_end["reveal"])
 
 
 # ---------------------------------------------------------------- consistency
@@ -104,8 +98,8 @@ OPTION_SETS = [
 def test_every_proposal_reproduces_what_the_seat_saw(players, policy, options, seed):
     """At every decision of every seat, `actions` gives the true actions, every proposal is
     consistent (so replay accepts them all) and the sampled state shows the seat its current view
-    and legal actions. After game_end every proposal reproduces all the seat saw but the hands'
-    deadwood, which replay's rejection checks (knock_rummy.md § Sampling hidden cards)."""
+    and legal actions. After game_end too, every proposal reproduces all the seat saw, the reveal
+    included (knock_rummy.md § Sampling hidden cards: the revealed hands fill their slots)."""
     rng = random.Random(seed)
     game = play_recorded(players, options, shuffled_deck(rng), POLICIES[policy], rng)
     for seat in range(players):
@@ -150,8 +144,8 @@ def test_a_card_shown_from_a_hidden_hand_lay_in_its_dealt_or_drawn_cards():
 def test_knowledge_fed_a_real_matchs_messages_samples_consistent_states(tmp_path):
     """A recording bot plays real Match games against the heuristic sample bot; its own messages,
     and nothing else, make each SeatKnowledge, which samples states showing it each of its views.
-    After game_end the actions are the match's own record and proposals reproduce all but the
-    hands' deadwood (left to replay, see test_every_proposal_reproduces_what_the_seat_saw)."""
+    After game_end the actions are the match's own record and every proposal reproduces all the
+    seat saw, the reveal included."""
     recorder = BotSpec("recorder", (sys.executable, str(ROOT / "tests" / "search_support_knock_rummy.py"), "4"))
     heuristic_bot = BotSpec("heuristic", (sys.executable, str(ROOT / "sample_bots" / "heuristic" / "bot.py")))
     with Match([recorder, heuristic_bot], Limits(decision_timeout=5.0), log_dir=tmp_path) as match:

@@ -18,7 +18,7 @@ from cardarena.games.quitlok import CARD_BY_NAME, FULL_DECK, GAME, hand_value, n
 from cardarena.protocol.actions import random_action
 from cardarena.referee.match import Match
 from cardarena.config import NONE, BotSpec, Limits, SandboxSettings
-from cardarena.search import Proposal, SamplingError, SeatKnowledge, first_consistent, replay
+from cardarena.search import Proposal, SamplingError, SeatKnowledge, first_consistent, quitlok, replay
 from cardarena.search.quitlok import (
     EMPTY_HAND, SAMPLER, DrawTracer, QuitlokSampler, read_cards, seed_for_first_banker, summary_value,
 )
@@ -108,9 +108,9 @@ def test_sampled_deals_reproduce_every_view_and_event_the_seat_saw():
     every tenth after the eighth reshuffle in 5- and 10-player games with the default options): a
     deal is found for every one in ATTEMPTS proposals, and the sampled deal, replayed directly,
     shows the seat exactly its messages; the sampled state gives its current view. (The count
-    behind a sample costs up to a second late in a 10-player session on a shared core, more for
-    the rare position whose hands it must count again with larger limits, which bounds how many
-    positions a test can afford: see tests/bench/bench_sampling_quitlok.py.)"""
+    behind a sample costs up to a second late in a 10-player session on a shared core, and the
+    rare position whose hands are left to redraws as long, which bounds how many positions a test
+    can afford: see tests/bench/bench_sampling_quitlok.py.)"""
     rng = random.Random(7)
     checked, late = Counter(), Counter()
     for players, options, policy in itertools.product(PLAYER_COUNTS, OPTION_SETS, sorted(POLICIES)):
@@ -303,6 +303,23 @@ def test_sampled_deals_after_a_reshuffle_are_uniform_among_consistent_ones_and_a
     assert chi_square_pooled_p_value(uniform, exact) > 0.001
     biased = sampled_distribution(transcript, hidden, HeldCardNeverAFour(), 1500, seed=1)
     assert chi_square_pooled_p_value(biased, exact) < 1e-6
+
+
+def test_hands_left_out_of_the_count_and_tested_by_redrawing_keep_the_samples_uniform(monkeypatch):
+    """Chi-square against the exact enumeration, with the count's limits at their least, at a
+    5-player position (random play, seed 7, seat 2's second decision) where a player's unshown hand
+    holds two of the three hidden cards: the count leaves that hand out and `HiddenCards.sample`
+    tests it by redrawing, filling only the decks it reads until it passes (quitlok.md § Sampling
+    hidden cards). 1500 samples with a fixed seed, passing at p > 0.001."""
+    monkeypatch.setattr(quitlok, "MOST_STATES", 0)
+    monkeypatch.setattr(quitlok, "MOST_JOINT_DRAWS", 0)
+    transcript = at_decision(play_game(5, {}, 7, 2, POLICIES["random"])[0], 2)
+    hidden, exact = first_deck_distribution(transcript)
+    sampler = QuitlokSampler()
+    counted = sampler.hidden_cards(transcript)
+    assert len(hidden) == 3 and counted.dropped and len(counted.hands[min(counted.dropped)].hidden) == 2
+    uniform = sampled_distribution(transcript, [(0, index) for index in hidden], sampler, 1500, seed=1)
+    assert chi_square_pooled_p_value(uniform, exact) > 0.001
 
 
 def test_samples_depend_on_the_transcript_only_not_on_the_true_hidden_cards():

@@ -20,9 +20,10 @@ import random
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import product
-from math import factorial, prod
-from typing import Any
+from bisect import bisect_right
+from itertools import accumulate, combinations, product
+from math import comb, factorial, prod
+from typing import Any, Sequence
 
 from cardarena.games.base import Action
 from cardarena.games.cuajo import (COPIES, DEFAULT_MAX_TURNS, HAND_SIZE, NAME, PENALTY_TURNS, TYPES, one_card_away,
@@ -39,6 +40,9 @@ SECRET_ACTION = {"four": "secret", "sowee": "sowee_secret"}
 #: deals built in one `propose` before it gives up (SamplingError): 5-10 s here, reached by hands whose
 #: hidden players were seen purro (often twice or more) or to give up very many cards
 MAX_PLACEMENTS = 200_000
+#: a hand's required copies are placed by counting (`HandCount`) while its count has at most this
+#: many states at one draw; past it, one copy at a time with a coin each (`_Dealing.hand`)
+MOST_COUNTED_STATES = 20_000
 
 
 def packet_positions(dealer: int, seat: int) -> range:
@@ -75,100 +79,122 @@ class Reading:
 
 def read(transcript: Transcript) -> Reading:
     """Walk the seat's events in order, rebuilding every action and where each seen card lay."""
-    seat = transcript.seat
-    options = transcript.options
-    max_turns = options.get("max_turns") or DEFAULT_MAX_TURNS
-    views = [message["view"] for message in transcript.decisions]
-    events = transcript.events()
-    dealer = options.get("dealer")
-    if views:
-        dealer = views[0]["dealer"]
-    elif dealer is None and events:
-        dealer = events[0]["seat"]  # the dealer's opening is the hand's first move
-    sowee = parse_card(views[0]["sowee"]) if views else None
-    reading = Reading(actions=[], dealer=dealer, seen_at={},
-                      own_packet=[parse_card(card) for card in views[0]["hand"]] if views else None,
-                      flows={other: [] for other in range(4) if other != seat or not views})
-    if sowee is not None:
-        reading.seen_at[SOWEE_POSITION] = sowee
-    answers = transcript.answers
-    answered = 0  # the seat's own actions met so far (its answers, in order)
-    draws = 0
-    turn = 1
-    purro, penalty = [False] * 4, [0] * 4  # the public flags, and penalty turns left (cuajo.md § Purro)
-    automatic_take = False  # the next take is the empty stock's (or turn cap's) automatic one
-    for index, event in enumerate(events):
+    return _Walk(transcript).run()
+
+
+class _Walk:
+    """The state of `read`'s walk through the seat's events: the public flags, how many stock cards
+    were drawn, whose answers were met, and the reading built so far."""
+
+    def __init__(self, transcript: Transcript):
+        self.seat, self.answers = transcript.seat, transcript.answers
+        options = transcript.options
+        self.max_turns = options.get("max_turns") or DEFAULT_MAX_TURNS
+        self.views = [message["view"] for message in transcript.decisions]
+        self.events = transcript.events()
+        dealer = options.get("dealer")
+        if self.views:
+            dealer = self.views[0]["dealer"]
+        elif dealer is None and self.events:
+            dealer = self.events[0]["seat"]  # the dealer's opening is the hand's first move
+        self.sowee = parse_card(self.views[0]["sowee"]) if self.views else None
+        self.reading = Reading(actions=[], dealer=dealer, seen_at={},
+                               own_packet=[parse_card(card) for card in self.views[0]["hand"]] if self.views else None,
+                               flows={other: [] for other in range(4) if other != self.seat or not self.views})
+        if self.sowee is not None:
+            self.reading.seen_at[SOWEE_POSITION] = self.sowee
+        self.answered = 0  # the seat's own actions met so far (its answers, in order)
+        self.draws, self.turn = 0, 1
+        self.purro, self.penalty = [False] * 4, [0] * 4  # the public flags, and penalty turns left (cuajo.md § Purro)
+        self.automatic_take = False  # the next take is the empty stock's (or turn cap's) automatic one
+
+    def run(self) -> Reading:
+        for index, event in enumerate(self.events):
+            kind = event["type"]
+            if (kind in ACTION_OF_EVENT or kind == "secret") and not (kind == "take" and self.automatic_take):
+                self.automatic_take = False
+                self.action(event)
+            following = self.events[index + 1] if index + 1 < len(self.events) else {}
+            self.moved(event, following)
+        if self.answered < len(self.answers):  # the latest answer, whose events have not come back yet
+            self.reading.actions += [(self.seat, action) for action in self.answers[self.answered:]]
+        return self.reading
+
+    def action(self, event: dict[str, Any]) -> None:
+        """Record the action `event` begins: the seat's own answer, or what the event shows of another's."""
+        kind, mover = event["type"], event["seat"]
+        expected = SECRET_ACTION[event["kind"]] if kind == "secret" else ACTION_OF_EVENT[kind]
+        if mover not in self.reading.flows:
+            if self.answered >= len(self.answers) or self.answers[self.answered]["type"] != expected:
+                raise SamplingError(f"seat {self.seat}'s answers do not match its own {kind} event")
+            action = self.answers[self.answered]
+            self.answered += 1
+        elif kind == "secret":
+            action = {"type": expected, "card": None}
+            candidates = [t for t in range(TYPES) if event["kind"] == "four" or t != self.sowee]
+            self.reading.hidden_cards.append(HiddenCard(len(self.reading.actions), candidates))
+        else:
+            action = {"type": expected, "card": event["card"]} if kind == "discard" else {"type": expected}
+        self.reading.actions.append((mover, action))
+
+    def moved(self, event: dict[str, Any], following: dict[str, Any]) -> None:
+        """Note where the cards of `event` lay, and what it tells of the mover's hidden hand."""
         kind, mover = event["type"], event.get("seat")
-        flow = reading.flows.get(mover)
-        starts_action = kind in ACTION_OF_EVENT or kind == "secret"
-        if kind == "take" and automatic_take:
-            starts_action = False
-        if starts_action:
-            automatic_take = False
-            expected = SECRET_ACTION[event["kind"]] if kind == "secret" else ACTION_OF_EVENT[kind]
-            if flow is None:
-                if answered >= len(answers) or answers[answered]["type"] != expected:
-                    raise SamplingError(f"seat {seat}'s answers do not match its own {kind} event")
-                action = answers[answered]
-                answered += 1
-            elif kind == "secret":
-                action = {"type": expected, "card": None}
-                candidates = [t for t in range(TYPES) if event["kind"] == "four" or t != sowee]
-                reading.hidden_cards.append(HiddenCard(len(reading.actions), candidates))
-            else:
-                action = {"type": expected, "card": event["card"]} if kind == "discard" else {"type": expected}
-            reading.actions.append((mover, action))
+        flow = self.reading.flows.get(mover)
         if kind == "draw":
-            position = STOCK_START + draws
-            draws += 1
-            card = event.get("card")
-            if flow is None and card is None:
-                card = _own_draw(views, answered, events, index)
-            if card is not None:
-                reading.seen_at[position] = parse_card(card)
-            if flow is not None:
-                # a shown card claimed by another seat never reaches the drawer, but the hand ends
-                # at the claim, so counting it in adds no requirement
-                flow.append(("in", parse_card(card)) if card is not None else ("unseen", position))
-        elif kind in ("take", "claim"):
-            if flow is not None:
-                flow.append(("in", parse_card(event["card"])))
+            self.drawn(event, flow, following)
+        elif kind in ("take", "claim") and flow is not None:
+            flow.append(("in", parse_card(event["card"])))
         elif kind == "discard":
-            if flow is not None:
-                flow.append(("out", parse_card(event["card"]), 1, None, "discard"))
-            following = events[index + 1] if index + 1 < len(events) else {}
-            if penalty[mover]:  # a penalty turn runs down: no purro judgement (cuajo.md § Engine choices, penalty turns)
-                penalty[mover] -= 1
-            else:
-                if following.get("type") == "purro" and following["seat"] == mover:
-                    purro[mover] = following["purro"]
-                    penalty[mover] = PENALTY_TURNS if following["broken"] else 0
-                if flow is not None and sowee is not None:
-                    flow.append(("purro", purro[mover]))
-            if draws < STOCK_SIZE and turn < max_turns:
-                turn += 1
-            else:
-                automatic_take = True
+            self.discarded(event, flow, following)
         elif kind == "secret" and flow is not None:
-            hidden = len(reading.hidden_cards) - 1
+            hidden = len(self.reading.hidden_cards) - 1
             if event["kind"] == "four":
                 flow.append(("out", None, COPIES, hidden, "secret"))
             else:
-                if sowee is not None:
-                    flow.append(("out", sowee, COPIES - 1, None, "sowee"))
+                if self.sowee is not None:
+                    flow.append(("out", self.sowee, COPIES - 1, None, "sowee"))
                 flow.append(("out", None, 1, hidden, "fourth"))
         elif kind == "win":
             for offset, card in enumerate(event.get("extra_cards", [])):
-                reading.seen_at[STOCK_START + draws + offset] = parse_card(card)
-    if answered < len(answers):  # the latest answer, whose events have not come back yet
-        reading.actions += [(seat, action) for action in answers[answered:]]
-    return reading
+                self.reading.seen_at[STOCK_START + self.draws + offset] = parse_card(card)
+
+    def drawn(self, event: dict[str, Any], flow: list[tuple] | None, following: dict[str, Any]) -> None:
+        """A stock draw takes the next stock position; its card is known when shown or drawn by the seat."""
+        position = STOCK_START + self.draws
+        self.draws += 1
+        card = event.get("card")
+        if flow is None and card is None:
+            card = _own_draw(self.views, self.answered, following)
+        if card is not None:
+            self.reading.seen_at[position] = parse_card(card)
+        if flow is not None:
+            # a shown card claimed by another seat never reaches the drawer, but the hand ends
+            # at the claim, so counting it in adds no requirement
+            flow.append(("in", parse_card(card)) if card is not None else ("unseen", position))
+
+    def discarded(self, event: dict[str, Any], flow: list[tuple] | None, following: dict[str, Any]) -> None:
+        """A discard left the hand, ended a turn, and was judged for purro unless in a penalty turn."""
+        mover = event["seat"]
+        if flow is not None:
+            flow.append(("out", parse_card(event["card"]), 1, None, "discard"))
+        if self.penalty[mover]:  # a penalty turn runs down: no purro judgement (cuajo.md § Engine choices, penalty turns)
+            self.penalty[mover] -= 1
+        else:
+            if following.get("type") == "purro" and following["seat"] == mover:
+                self.purro[mover] = following["purro"]
+                self.penalty[mover] = PENALTY_TURNS if following["broken"] else 0
+            if flow is not None and self.sowee is not None:
+                flow.append(("purro", self.purro[mover]))
+        if self.draws < STOCK_SIZE and self.turn < self.max_turns:
+            self.turn += 1
+        else:
+            self.automatic_take = True
 
 
-def _own_draw(views: list[dict[str, Any]], answered: int, events: list[dict[str, Any]], index: int) -> str:
+def _own_draw(views: list[dict[str, Any]], answered: int, following: dict[str, Any]) -> str:
     """The card the seat drew unshown: the one its next view gained, or the card it won with."""
-    following = events[index + 1] if index + 1 < len(events) else None
-    if following is not None and following["type"] == "win":
+    if following.get("type") == "win":
         return following["card"]
     gained = Counter(views[answered]["hand"]) - Counter(views[answered - 1]["hand"])
     if sum(gained.values()) != 1:
@@ -192,6 +218,13 @@ class Choice:
         for other, card, drawn in self.units:
             grouped.setdefault(other, []).append((card, drawn))
         return grouped
+
+    @cached_property
+    def groups_by_seat(self) -> dict[int, list[tuple[int, int, int]]]:
+        """The units of each hand gathered by card and k, (card type, k, copies), in order of k: the
+        copies of one group share one set, so which of them is which is no choice (see `_placed`)."""
+        return {other: [(card, drawn, copies) for (card, drawn), copies in Counter(units).items()]
+                for other, units in self.units_by_seat.items()}
 
 
 class Plan:
@@ -234,6 +267,19 @@ class Plan:
         #: the order `_placed` deals the hidden hands in: those it checks first (their check rejects most)
         self.seat_order = sorted(self.chains, key=lambda other: other not in self.purro_checked)
 
+    @cached_property
+    def counts(self) -> dict[int, HandCount]:
+        """The hands whose required copies are placed by counting: those whose requirements every
+        choice shares (no secret of theirs is face down), while the count stays small. Counted on
+        the first proposal (reading the actions needs none of it)."""
+        counts = {}
+        for other, units in self.choices[0].units_by_seat.items():
+            if not any(step[0] == "out" and step[3] is not None for step in self.reading.flows[other]):
+                count = HandCount.of(self.packet_sizes[other], units)
+                if count is not None:
+                    counts[other] = count
+        return counts
+
     def _units(self, cards: tuple[int | None, ...]) -> list[tuple[int, int, int]]:
         """The copies each hidden hand must have held, as (seat, type, k); an unknown hidden card (None)
         adds none (a lower bound on the requirements, used to prune candidates)."""
@@ -271,6 +317,7 @@ class Plan:
                 return None
             paths *= free
             placed[other] += 1
+        paths //= prod(factorial(copies) for copies in Counter(units).values())  # a group's copies are a set
         rest = [t for t in range(TYPES) for _ in range(left[t])]
         orders = factorial(len(rest)) // prod(factorial(count) for count in left)
         return Choice(cards, units, rest, paths * orders)
@@ -337,9 +384,11 @@ def _placed(plan: Plan, choice: Choice, rng: random.Random) -> list[int] | None:
     The path: each required copy on a free position of its hand's packet or first k draws (every
     hand's requirements in order of k, so the number of free positions at each step is fixed:
     earlier copies of that hand lie inside the same or a smaller set), then every other position
-    given a card drawn uniformly from the rest. The paths leading to one deck: the j-th copy of a
-    card that a hand needed could have been any copy of that card in its set except the j-1
-    before it (the sets are nested), a product, so one coin per required copy decides, each tossed
+    given a card drawn uniformly from the rest. The copies a hand needed of one card by the same k
+    (a group: a secret's four, the three sowee cards) are one choice of a set of positions, each
+    set as likely. The paths leading to one deck: a group of j copies of a card could have been
+    any j of the copies of that card in its set but those the hand's earlier groups of that card
+    took (the sets are nested), a product of binomials, so one coin per group decides, each tossed
     as soon as its set is filled (a rejected path costs less than a whole deal).
 
     Hands are dealt one at a time (most selective first, `Plan.seat_order`), each checked as soon as
@@ -348,21 +397,50 @@ def _placed(plan: Plan, choice: Choice, rng: random.Random) -> list[int] | None:
     fixed beforehand. The check (`_keeps_purro_flags`) fails only for decks that `replay` rejects
     too, so the decks kept are still exactly uniform among those `replay` accepts.
     """
-    deck = plan.template[:]
-    pool = choice.rest[:]
+    dealing = _Dealing(plan.template[:], choice.rest[:], rng)
+    units_by_seat = choice.units_by_seat
+    for other in plan.seat_order:
+        if other in plan.counts:
+            kept = dealing.counted_hand(plan.chains[other], plan.counts[other])
+        else:
+            kept = dealing.hand(plan.chains[other], plan.packet_sizes[other], units_by_seat.get(other, ()),
+                                choice.groups_by_seat.get(other, ()))
+        if not kept:
+            return None
+        if other in plan.purro_checked and not _keeps_purro_flags(plan, choice, other, dealing.deck):
+            return None
+    for position in plan.free_positions:
+        dealing.fill(position)
+    deck = dealing.deck
+    if plan.own_positions:
+        own = plan.reading.own_packet[:]
+        rng.shuffle(own)
+        for position, card in zip(plan.own_positions, own):
+            deck[position] = card
+    return deck
 
-    def fill(position: int) -> int:
+
+class _Dealing:
+    """One placement path under way (see `_placed`): the deck so far and the cards left to deal."""
+
+    def __init__(self, deck: list[int | None], pool: list[int], rng: random.Random):
+        self.deck, self.pool, self.rng = deck, pool, rng
+
+    def fill(self, position: int) -> int:
+        """The card at `position`, dealt uniformly from the pool if the position is still empty."""
+        deck = self.deck
         if deck[position] is None:
-            index = rng.randrange(len(pool))
+            pool = self.pool
+            index = self.rng.randrange(len(pool))
             pool[index], pool[-1] = pool[-1], pool[index]
             deck[position] = pool.pop()
         return deck[position]
 
-    units_by_seat = choice.units_by_seat
-    for other in plan.seat_order:
-        chain = plan.chains[other]
-        packet = plan.packet_sizes[other]
-        units = units_by_seat.get(other, ())
+    def hand(self, chain: list[int], packet: int, units: Sequence[tuple[int, int]],
+             groups: Sequence[tuple[int, int, int]]) -> bool:
+        """Deal one hidden hand's chain: each required copy on a free position of its set, then the
+        rest, tossing each group's coin once its set is filled; False when a coin rejects the path."""
+        deck, rng = self.deck, self.rng
         for card, drawn in units:
             size = packet + drawn
             while True:
@@ -373,26 +451,117 @@ def _placed(plan: Plan, choice: Choice, rng: random.Random) -> list[int] | None:
         counted = [0] * TYPES
         met = [0] * TYPES
         reached = 0
-        for card, drawn in units:
+        for card, drawn, copies in groups:
             while reached < packet + drawn:
-                counted[fill(chain[reached])] += 1
+                counted[self.fill(chain[reached])] += 1
                 reached += 1
-            paths = counted[card] - met[card]
-            met[card] += 1
+            paths = comb(counted[card] - met[card], copies)
+            met[card] += copies
             if paths > 1 and rng.randrange(paths):
-                return None
+                return False
         for position in chain[reached:]:
-            fill(position)
-        if other in plan.purro_checked and not _keeps_purro_flags(plan, choice, other, deck):
-            return None
-    for position in plan.free_positions:
-        fill(position)
-    if plan.own_positions:
-        own = plan.reading.own_packet[:]
-        rng.shuffle(own)
-        for position, card in zip(plan.own_positions, own):
-            deck[position] = card
-    return deck
+            self.fill(position)
+        return True
+
+
+    def counted_hand(self, chain: list[int], count: "HandCount") -> bool:
+        """Deal one hidden hand's chain with its required copies placed by `count`, then the rest;
+        False when the coin for extra copies rejects the path (see `HandCount`)."""
+        count.place(self.deck, chain, self.rng)
+        for position in chain:
+            self.fill(position)
+        return count.keeps(self.deck, chain, self.rng)
+
+
+class HandCount:
+    """The required copies of one hidden hand placed all at once, uniformly among every way to place
+    them (`Plan.counts`), instead of one copy at a time with a coin each.
+
+    A placement gives each card the hand needed as many positions of its packet and first draws as it
+    needed copies, with the j-th needed copy's draw k: at least j of them among the packet and the
+    first k draws. The number of placements is counted draw by draw (a state: how many copies of each
+    needed card are placed so far), so one is drawn uniformly by walking the counts. It is the same
+    number for every deal, as the hand's positions are its own. A deck is then reached by as many
+    placements as there are ways to pick, among the copies of each needed card in the hand's packet
+    and draws, a set of that many meeting the same condition: 1 unless the hand holds extra copies of
+    a needed card, so one coin per card (1 / that number) keeps the decks exactly uniform."""
+
+    def __init__(self, packet: int, cards: list[int], deadlines: list[list[int]], places: list[int],
+                 tables: list[dict[int, int]]):
+        self.packet, self.cards, self.deadlines, self.places, self.tables = packet, cards, deadlines, places, tables
+        totals = [len(own) for own in deadlines]
+        starts = []
+        for state, ways in tables[0].items():
+            placed = [state // place % (total + 1) for place, total in zip(places, totals)]
+            if sum(placed) <= packet:
+                starts.append((state, placed, _packet_ways(packet, placed) * ways))
+        self.starts = [(state, placed) for state, placed, _ in starts]
+        self.running = list(accumulate(ways for _, _, ways in starts))
+
+    @classmethod
+    def of(cls, packet: int, units: list[tuple[int, int]]) -> "HandCount | None":
+        """The count for these units (card, k), in order of k; None past MOST_COUNTED_STATES. A state
+        is a number, one digit per needed card (in base its copies + 1): the copies placed so far."""
+        cards = sorted({card for card, _ in units})
+        deadlines = [[drawn for card, drawn in units if card == needed] for needed in cards]
+        places = list(accumulate([1] + [len(own) + 1 for own in deadlines[:-1]], lambda a, b: a * b))
+        last = max(drawn for _, drawn in units)
+        tables: list[dict[int, int]] = [{} for _ in range(last + 1)]
+        tables[last][sum(len(own) * place for own, place in zip(deadlines, places))] = 1
+        for k in range(last, 0, -1):  # the states before draw k, from those after it
+            # the cards draw k may have held a needed copy of: those with a copy needed later than k - 1
+            # (a digit above what the draws up to k - 1 must hold)
+            movable = [(place, len(own) + 1, sum(drawn <= k - 1 for drawn in own))
+                       for own, place in zip(deadlines, places)]
+            movable = [entry for entry in movable if entry[2] < entry[1] - 1]
+            earlier = tables[k - 1]
+            for state, ways in tables[k].items():
+                earlier[state] = earlier.get(state, 0) + ways  # draw k holds no needed copy
+                for place, base, required in movable:
+                    if state // place % base > required:  # draw k held one copy of this card
+                        earlier[state - place] = earlier.get(state - place, 0) + ways
+            if len(earlier) > MOST_COUNTED_STATES:
+                return None
+        return cls(packet, cards, deadlines, places, tables)
+
+    def place(self, deck: list[int | None], chain: list[int], rng: random.Random) -> None:
+        """Put the needed copies on the hand's positions, every placement alike likely."""
+        state, placed = self.starts[bisect_right(self.running, rng.randrange(self.running[-1]))]
+        packet_places = iter(rng.sample(range(self.packet), sum(placed)))
+        for card, copies in zip(self.cards, placed):
+            for _ in range(copies):
+                deck[chain[next(packet_places)]] = card
+        for k in range(1, len(self.tables)):
+            later = self.tables[k]
+            pick = rng.randrange(self.tables[k - 1][state]) - later.get(state, 0)
+            if pick < 0:
+                continue  # draw k holds no needed copy
+            for card, place, own in zip(self.cards, self.places, self.deadlines):
+                if state // place % (len(own) + 1) == len(own):
+                    continue  # every needed copy of this card is placed
+                pick -= later.get(state + place, 0)
+                if pick < 0:
+                    deck[chain[self.packet + k - 1]] = card
+                    state += place
+                    break
+
+    def keeps(self, deck: list[int], chain: list[int], rng: random.Random) -> bool:
+        """The coin for extra copies: per needed card, kept with chance 1 / the number of sets of its
+        copies in the hand's packet and draws that meet its deadlines."""
+        for card, deadlines in zip(self.cards, self.deadlines):
+            levels = [max(0, index - self.packet + 1) for index, position in enumerate(chain)
+                      if deck[position] == card]
+            if len(levels) > len(deadlines):
+                sets = sum(all(level <= deadline for level, deadline in zip(chosen, deadlines))
+                           for chosen in combinations(levels, len(deadlines)))
+                if rng.randrange(sets):
+                    return False
+        return True
+
+
+def _packet_ways(packet: int, placed: list[int]) -> int:
+    """The ways to choose which packet positions hold the needed copies, `placed` of each card."""
+    return factorial(packet) // (prod(factorial(copies) for copies in placed) * factorial(packet - sum(placed)))
 
 
 def _keeps_purro_flags(plan: Plan, choice: Choice, seat: int, deck: list[int]) -> bool:

@@ -38,6 +38,9 @@ class DealKnowledge:
     slots: list[list[int]] = field(default_factory=list)
     #: per seat, (card, n): the card left that seat's hidden hand, so it lay in its first n slots
     shown: list[list[tuple[str, int]]] = field(default_factory=list)
+    #: after game_end, per other seat, the revealed cards of its final hand that came from its slots
+    #: (not taken from the pile): they fill the slots its shown cards left (empty before game_end)
+    kept: list[list[str]] = field(default_factory=list)
 
     @property
     def dealt(self) -> int:
@@ -87,6 +90,7 @@ class KnockRummySampler(DealSampler):
         # slots has exactly n - (cards placed before it for t) free choices whatever those earlier
         # cards chose, since they all lie inside its n slots: each placement that meets every
         # constraint has the same probability, the product of 1 / choices.
+        # After game_end the cards each hand kept (the reveal) fill its slots left, in any order.
         for seat, shown in enumerate(known.shown):
             open_slots: list[int] = []
             reached = 0
@@ -99,6 +103,12 @@ class KnockRummySampler(DealSampler):
                 pick = rng.randrange(len(open_slots))
                 open_slots[pick], open_slots[-1] = open_slots[-1], open_slots[pick]
                 deck[open_slots.pop()] = card
+            if known.kept[seat]:
+                open_slots += known.slots[seat][reached:]
+                kept = list(known.kept[seat])
+                rng.shuffle(kept)
+                for position, card in zip(open_slots, kept):
+                    deck[position] = card
         placed = set(deck)
         unseen = [card for card in NAME if card not in placed]
         rng.shuffle(unseen)
@@ -112,6 +122,7 @@ def read_deal(transcript: Transcript) -> DealKnowledge:
     known = DealKnowledge(players, _dealer(transcript))
     known.slots = [known.dealt_positions(other) if other != seat else [] for other in range(players)]
     known.shown = [[] for _ in range(players)]
+    known.kept = [[] for _ in range(players)]
     public_holdings: list[set[str]] = [set() for _ in range(players)]  # taken from the pile, not yet shown to leave
     pile: list[str | None] = [UP_CARD]
     stock_drawn = 0
@@ -145,6 +156,7 @@ def read_deal(transcript: Transcript) -> DealKnowledge:
                 if kind == "discard":
                     pile.append(card)
         if message is transcript.game_end:
+            _read_reveal(known, seat, message, public_holdings, own_hand)
             break
         view = message["view"]
         if own_hand is None:  # the seat's first decision opens its first turn: its hand is as dealt
@@ -157,6 +169,24 @@ def read_deal(transcript: Transcript) -> DealKnowledge:
             pile[0] = known.fixed[known.dealt] = view["discard_pile"][0]
         own_hand = view["hand"]
     return known
+
+
+def _read_reveal(known: DealKnowledge, seat: int, game_end: dict, public_holdings: list[set[str]],
+                 own_hand: list[str] | None) -> None:
+    """Use game_end's reveal (knock_rummy.md § Reveal: every final hand): each other seat kept in its
+    slots the cards of its final hand it did not take from the pile, and a seat that never decided
+    never moved, so it holds its dealt hand. (The seat's own stock draws are all in its views: a
+    draw never ends the round, the drawer's next decision follows it.)"""
+    hands = game_end["reveal"]["hands"]
+    if own_hand is None:
+        known.own_dealt = list(hands[seat])
+    for other in range(known.players):
+        if other == seat:
+            continue
+        kept = [card for card in hands[other] if card not in public_holdings[other]]
+        if len(kept) + len(known.shown[other]) != len(known.slots[other]):
+            raise SamplingError(f"seat {other}'s revealed hand does not fill the cards it was dealt and drew")
+        known.kept[other] = kept
 
 
 def _dealer(transcript: Transcript) -> int:

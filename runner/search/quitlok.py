@@ -19,7 +19,7 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import product
-from typing import Any
+from typing import Any, Sequence
 
 from cardarena.games.base import Action
 from cardarena.games.quitlok import CARD_BY_NAME, FRAMED, FULL_DECK, TWENTY_ONE, names
@@ -261,7 +261,7 @@ NUMBERS = tuple(range(1, 13))
 PLACE = {card: 3 ** (card - 1) for card in NUMBERS}
 #: a counted draw's choice of any card whose number matters nowhere (see `HiddenCards`, Relevance)
 ANON = 0
-LOOSE = -1  # in `HiddenCards.draw`, a drawn place whose card is not chosen yet
+LOOSE = -1  # in `HiddenCards._walk`, a drawn place whose card is not chosen yet
 #: the count's state between two counted draws: the current deck's free copies (digits of the
 #: numbers that matter there, and how many of the others), each later deck's the same less the
 #: counted cards already drawn that its shuffle will find in a hand, and each hand being read
@@ -284,7 +284,10 @@ MOST_JOINT_DRAWS = 8
 #: the most fillings of a hand's hidden places tried to find the numbers each can hold
 MOST_FILLINGS = 12 ** 4
 #: redraws `HiddenCards.sample` tries before it counts again with limits four and two times larger
-MOST_REDRAWS = 1000
+#: (a redraw fills only the decks the tested hands read, 0.1-0.2 ms late in an 8-player session;
+#: counting again takes seconds there and may gain little: 5e-5 of redraws passed at one position
+#: at the first limits, none at the next, 1e-3 at the third after a 17 s count)
+MOST_REDRAWS = 20_000
 
 
 @dataclass
@@ -399,6 +402,9 @@ class HiddenCards:
         for (number, index), card in seen.items():
             self.seen_by_deck[number][index] = card
         self.held_at_reshuffle = tracer.held_at_reshuffle
+        #: each deck's drawn places: the seen cards where they were seen, the others LOOSE
+        self.seen_decks = [tuple(self.seen_by_deck[number].get(index, LOOSE) for index in range(count))
+                           for number, count in enumerate(self.drawn)]
         self.free: list[int] = []  # per deck: copies of each number neither seen there nor seen held at its shuffle
         self.once: list[list[int]] = []  # per deck: the numbers seen there exactly once
         self.seen_in: list[Counter[int]] = []  # per deck: the copies of each number seen there
@@ -673,31 +679,54 @@ class HiddenCards:
         return tuple(sorted(hands.items()))
 
     def sample(self, rng: random.Random) -> list[list[int]]:
-        """Each deck's drawn cards, top first, from the exact distribution: drawn as `draw` does
-        until the hands left out of the count pass their checks (rejection keeps it exact: the
-        draw is exact for every check but theirs, so keeping those that pass conditions on them)."""
+        """Each deck's drawn cards, top first, from the exact distribution: the seen ones where
+        they were seen, the counted ones from their exact distribution (one walk through the
+        layers, `_walk`), and the loose ones uniformly from the cards left in their deck (`_fill`),
+        drawn until the hands left out of the count pass their checks (rejection keeps it exact: the
+        draw is exact for every check but theirs, so keeping those that pass conditions on them).
+        A redraw fills only the decks those hands read (`_decks_read_by`); the others are filled
+        once it passes, from the same conditionals, since no deck read depends on them."""
         while True:
             tested = [self.hands[hand] for hand in self.loosened | self.dropped]
+            read = self._decks_read_by(tested)
+            unread = [number for number in range(len(self.drawn)) if number not in read]
             for _ in range(MOST_REDRAWS):
-                decks = self.draw(rng)
+                decks = self._walk(rng)
+                self._fill(decks, read, rng)
                 if all(hand.passes(decks) for hand in tested):
+                    self._fill(decks, unread, rng)
                     return decks
             # so rare a pass: count more exactly (with no hand tested, the first draw passes)
             self._count(self.most_states * 4, self.most_joint_draws * 2)
 
-    def draw(self, rng: random.Random) -> list[list[int]]:
-        """Each deck's drawn cards, top first: the seen ones where they were seen, the counted
-        ones from their exact distribution (one walk through the layers), and the loose ones
-        uniformly from the cards left in their deck."""
-        decks = [[self.seen_by_deck[number].get(index, LOOSE) for index in range(count)]
-                 for number, count in enumerate(self.drawn)]
+    def _decks_read_by(self, hands: list[ConstrainedHand]) -> list[int]:
+        """The decks, in order, whose filling the `hands`' checks read: those their cards were
+        drawn from, and every deck whose unseen draws a deck read found held at its shuffle."""
+        read = {number for hand in hands for number, _ in hand.draws}
+        waiting = list(read)
+        while waiting:
+            for number, index in self.held_at_reshuffle[waiting.pop()]:
+                if number not in read and index not in self.seen_by_deck[number]:
+                    read.add(number)
+                    waiting.append(number)
+        return sorted(read)
+
+    def _walk(self, rng: random.Random) -> list[list[int]]:
+        """Each deck's drawn cards with the seen and counted ones in place, the others LOOSE."""
+        decks = [list(deck) for deck in self.seen_decks]
         state = START
         for step, layer in zip(self.counted, self.layers):
             choices = layer[state]
             pick = rng.randrange(choices[-1][0])
             _, card, state = choices[bisect_right([running for running, _, _ in choices], pick)]
             decks[step.deck][step.draw[1]] = card
-        for number, deck in enumerate(decks):
+        return decks
+
+    def _fill(self, decks: list[list[int]], numbers: Sequence[int], rng: random.Random) -> None:
+        """Fill the ANON and loose places of the decks `numbers`, in order, uniformly from the cards
+        left in each (every deck an earlier one found held at its shuffle already filled)."""
+        for number in numbers:
+            deck = decks[number]
             left = Counter(FULL_DECK)
             left.subtract(decks[held_number][index] for held_number, index in self.held_at_reshuffle[number])
             left.subtract(card for card in deck if card > ANON)
@@ -710,7 +739,6 @@ class HiddenCards:
             rng.shuffle(loose)
             fill = iter(loose)
             deck[:] = [next(fill) if card == LOOSE else card for card in deck]
-        return decks
 
 
 class PlannedShuffles(random.Random):

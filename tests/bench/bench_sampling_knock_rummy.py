@@ -5,9 +5,9 @@ Positions are seat 0's first, middle and last decisions in games of low-knock ra
 that games run long), and the state after game_end. A sample is `SeatKnowledge.sample`; the
 baseline, timed in the same run, replays the recorded actions from the true deal through the
 same `replay`, so the ratio says what sampling adds to the check every sample needs anyway.
-After game_end each hand's deadwood must match, which replay's rejection checks: there the
-acceptance is measured over ATTEMPTS_AT_END proposals per position, and samples are timed only
-at the positions ("found") where one of those was accepted.
+After game_end each hand's deadwood must match too (the proposals place the revealed hands, so
+they do): there the acceptance is measured over ATTEMPTS_AT_END proposals per position, and
+samples are timed only at the positions ("found") where one of those was accepted.
 
 Run: python tests/bench/bench_sampling_knock_rummy.py [games per player count]
 """

@@ -1,8 +1,9 @@
 """A search bot for every cardarena game: Perfect Information Monte Carlo on cardarena's engines.
 
 At each decision it samples full deals consistent with everything its seat has seen
-(determinization), plays every candidate action out to the end at random in each, and picks the
-action with the best mean payoff. Budgeted by determinizations (deterministic) and optionally by
+(determinization), plays every candidate action out to the end at random in each (in Cuajo, where
+random play almost never wins a hand, it values the hand's closeness to complete instead), and
+picks the action with the best mean payoff. Budgeted by determinizations (deterministic) and optionally by
 time. protocol/SEARCH.md explains each step.
 
 Usage: python bot.py [--seed N] [--determinizations N] [--seconds S]
@@ -15,6 +16,7 @@ import time
 from cardarena.protocol.bot import run
 from cardarena.search import SamplingError
 from cardarena.search.bot import SearchBot, candidates, payoff, playout
+from cardarena.search.evaluate import estimate
 
 
 class PimcBot(SearchBot):
@@ -44,7 +46,8 @@ class PimcBot(SearchBot):
             for action in options:
                 branch = state.clone()  # simulate: this action, then random play to the end
                 branch.apply(action)
-                scores.append(payoff(playout(branch, self.rng), self.seat))
+                value = estimate(branch, self.seat)  # or the game's quick estimate, where it has one
+                scores.append(payoff(playout(branch, self.rng), self.seat) if value is None else value)
                 if time.monotonic() > deadline:
                     break
             if len(scores) < len(options):
