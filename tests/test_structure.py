@@ -132,3 +132,16 @@ def test_no_module_imports_a_private_name_of_another():
                 private += [f"{module}: from {node.module} import {alias.name}" for alias in node.names
                             if alias.name.startswith("_") and not alias.name.startswith("__") and node.module != module]
     assert private == []
+
+
+#: the top floor's size limits (issue 26): a function longer than this, or with more parameters
+#: (a click command's are the command line's, so they do not count), is doing several things
+MOST_LINES, MOST_PARAMETERS = 60, 8
+
+
+def test_no_function_is_longer_than_sixty_lines_or_takes_more_than_eight_parameters():
+    too_big = [f"{function.module}.{function.name}: {function.lines} lines, {function.parameters} parameters"
+               for function in functions()
+               if function.lines > MOST_LINES or (function.parameters > MOST_PARAMETERS
+                                                  and not function.is_click_command)]
+    assert too_big == []
