@@ -6,10 +6,12 @@ The rungs, weakest first: `random` (sample_bots/random), `heuristic` (sample_bot
 the search rungs `search-fast` and `search-strong` (sample_bots/search/strong, its README says
 what they do). For each game and each rung but the first, an SPRT (runner/tournament/sprt.md;
 elo0 = 0, elo1 = 20, alpha = beta = 0.05) asks whether the rung beats the rung below it. It plays
-duplicate sets as `cardarena run --sprt` schedules them between two bots alone: one deal, at the
-game's table (2 seats in Casino and Knock Rummy, 4 in Cuajo, 5 in Quitlok) seating the two bots
-alternately, played in every seat rotation and again with the two bots exchanged; the set's score
-is `duplicate_score` (each seat compared with its twin). Games are played in-process
+duplicate sets between the two bots alone: one deal, at the game's table (2 seats in Casino and
+Knock Rummy, 4 in Cuajo, 5 in Quitlok) seating the two bots alternately, played twice, the second
+time with the two bots exchanged; the set's score is the SPRT's own `duplicate_score` (each seat
+compared with its twin). Where `cardarena run --sprt` plays every rotation of the seating in a
+set, each set here is one rotation (the next in turn from set to set), so a Quitlok set costs two
+games instead of ten; at 2 and 4 seats the two schedules are the same. Games are played in-process
 (tests/bot_harness.play_in_process: the referee's messages handed to the bots' SDK objects, no
 processes), the sets of one test spread over `--jobs` worker processes and counted in schedule order.
 
@@ -87,17 +89,15 @@ class Timed(Bot):
         self.bot.end_game(info)
 
 
-def lineups(players: int) -> list[tuple[str, ...]]:
-    """The seatings of one duplicate set: the two bots alternating, in every rotation, on both sides."""
-    base = tuple(CHALLENGER if seat % 2 == 0 else BASELINE for seat in range(players))
+def lineups(players: int, index: int) -> list[tuple[str, ...]]:
+    """The seatings of duplicate set `index`: the two bots alternating, rotated by `index`, and the
+    twin seating with the two exchanged (two games, whatever the table's size)."""
+    base = tuple(CHALLENGER if (seat + index) % 2 == 0 else BASELINE for seat in range(players))
+    if players % 2 == 1:  # an odd table: the rotation also moves the seat that holds a bot twice
+        shift = index % players
+        base = base[shift:] + base[:shift]
     swap = {CHALLENGER: BASELINE, BASELINE: CHALLENGER}
-    seatings: list[tuple[str, ...]] = []
-    for side in (base, tuple(swap[name] for name in base)):
-        for shift in range(players):
-            seating = side[shift:] + side[:shift]
-            if seating not in seatings:
-                seatings.append(seating)
-    return seatings
+    return [base, tuple(swap[name] for name in base)]
 
 
 @dataclass(frozen=True)
@@ -121,7 +121,7 @@ def play_set(job: Job) -> tuple[int, float, list[tuple[float, float]]]:
     times: list[tuple[float, float]] = []
     games = []
     seed = 1_000_003 * (1 + list(PLAYERS).index(job.game)) + job.index
-    for rotation, seating in enumerate(lineups(players)):
+    for rotation, seating in enumerate(lineups(players, job.index)):
         bots: list[Bot] = []
         for seat, role in enumerate(seating):
             bot_seed = 7919 * seat + 1
@@ -200,8 +200,8 @@ def main() -> None:
     print(f"SPRT {SETTINGS}; sets of duplicate games between two bots alone; {args.jobs} jobs", flush=True)
     print(HEADER, flush=True)
     with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
-        for game in args.game or sorted(PLAYERS):
-            for upper in uppers:
+        for upper in uppers:  # the cheap rungs' tests first
+            for game in args.game or sorted(PLAYERS):
                 lower = args.against or RUNGS[RUNGS.index(upper) - 1]
                 print(row(run_sprt(pool, args.jobs, game, upper, lower, args.max_sets)), flush=True)
 

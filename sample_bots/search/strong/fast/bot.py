@@ -23,7 +23,7 @@ RUNGS = {
     "fast": {"casino": Budget(2, depth=2, width=4), "cuajo": Budget(4, depth=12, width=3, margin=1.5),
              "knock-rummy": Budget(8, depth=8, width=2, margin=1.5), "quitlok": Budget(30, margin=1.0)},
     "strong": {"casino": Budget(12, depth=3, width=8), "cuajo": Budget(16, depth=32, width=4),
-               "knock-rummy": Budget(24, width=3, margin=1.0), "quitlok": Budget(150, margin=1.0)},
+               "knock-rummy": Budget(32, width=3, margin=1.0), "quitlok": Budget(150, margin=1.0)},
 }
 
 

@@ -15,7 +15,7 @@ the hand or adds two cards to its combinations, lay every secret (a sowee secret
 the card the hand needs least), and discard the card that leaves the hand closest to complete:
 the most cards held in combinations, then the most copies left of the cards that would complete
 it at once, then the card with the fewest partners (same rank in another suit, its 3-4-5 or J-H-K
-neighbours of the same suit, its own copies towards a secret). A rollout stops at the end of the hand or after the rung's number of moves, and scores
+neighbours of the same suit, a third copy towards a secret). A rollout stops at the end of the hand or after the rung's number of moves, and scores
 the partnerships' money, plus 40 cents for each purro player (one card from winning), partners
 counting for the seat and opponents against it.
 """
@@ -94,7 +94,7 @@ def partners(counts: list[int], card: int) -> int:
     """How strongly `card` is tied into the hand `counts` (which holds it): a measure, not a count."""
     rank, suit = divmod(card, 4)
     same_rank = sum(1 for other in range(4) if other != suit and counts[rank * 4 + other])
-    score = 2 * same_rank + 2 * (counts[card] - 1)
+    score = 2 * same_rank + (counts[card] >= 3)  # a third copy is on the way to a secret; a second is not
     if THREE <= rank <= FIVE or rank >= JACK:
         low = THREE if rank <= FIVE else JACK
         score += 2 * sum(1 for other in range(low, low + 3) if other != rank and counts[other * 4 + suit])
