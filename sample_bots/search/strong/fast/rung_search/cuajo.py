@@ -1,5 +1,5 @@
-"""Cuajo: PIMC over cheap deals rebuilt from the view, rollouts with a connectivity policy for a
-fixed number of moves, scored by money and by who is one card from winning.
+"""Cuajo: PIMC over cheap deals rebuilt from the view, rollouts of a greedy policy for a fixed
+number of moves, scored by money and by how near each hand is to winning.
 
 The SDK's exact sampler replays the hand and rejects deals that contradict any view or event;
 late in a hand that takes 0.2-1.3 s a sample (and may give up), far over both rungs' budgets. A
@@ -15,9 +15,10 @@ the hand or adds two cards to its combinations, lay every secret (a sowee secret
 the card the hand needs least), and discard the card that leaves the hand closest to complete:
 the most cards held in combinations, then the most copies left of the cards that would complete
 it at once, then the card with the fewest partners (same rank in another suit, its 3-4-5 or J-H-K
-neighbours of the same suit, a third copy towards a secret). A rollout stops at the end of the hand or after the rung's number of moves, and scores
-the partnerships' money, plus 40 cents for each purro player (one card from winning), partners
-counting for the seat and opponents against it.
+neighbours of the same suit, a third copy towards a secret). A rollout stops at the end of the
+hand or after the rung's number of moves, and scores the partnerships' money, plus 40 cents for
+each purro player (one card from winning) and 5 for each card a player holds in combinations,
+partners counting for the seat and opponents against it.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ from cardarena.search.bot import payoff
 
 #: the worth of a player being one card from winning, in cents, at a rollout's horizon
 PURRO_WORTH = 40
+#: the worth of each card a player holds in combinations, in cents, at a rollout's horizon
+COVERED_WORTH = 5
 THREE, FIVE, JACK, KING = 1, 3, 4, 6
 #: one more card adds at most this many cards to the combinations (it makes a set of four)
 MOST_ONE_CARD_GAIN = 4
@@ -200,8 +203,10 @@ class CuajoPlan:
         if state.is_over():
             return payoff(state.result(), seat)
         team = seat % 2
-        purro = [PURRO_WORTH * (1 if other % 2 == team else -1) for other in range(4) if state.purro[other]]
-        return state.balance[team] - state.balance[1 - team] + sum(purro)
+        near = [PURRO_WORTH * state.purro[other] + COVERED_WORTH * covered(state.free_cards(other))
+                for other in range(4)]
+        return state.balance[team] - state.balance[1 - team] + sum(
+            worth if other % 2 == team else -worth for other, worth in enumerate(near))
 
 
 def rebuilt(bot: Any, rng: random.Random) -> CuajoState:
