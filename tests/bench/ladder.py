@@ -19,7 +19,7 @@ Prints, per game and rung: the Elo difference to the rung below with its 95% int
 result (H1: the rung is better; H0: it is not; "undecided" after --max-sets), the sets played, and
 the upper rung's median and largest decision time (wall clock, in the worker, under whatever load
 the machine has) and its median CPU time per decision (what the decision costs on an idle core),
-as a Markdown table.
+as a Markdown table; every 20 sets, each running test's standing goes to stderr.
 """
 
 from __future__ import annotations
@@ -46,6 +46,8 @@ RUNGS = ("random", "heuristic", "search-fast", "search-strong")
 PLAYERS = {"casino": 2, "cuajo": 4, "knock-rummy": 2, "quitlok": 5}
 SETTINGS = SprtSettings(elo0=0, elo1=20, alpha=0.05, beta=0.05)
 CHALLENGER, BASELINE = "challenger", "baseline"
+#: a running test reports its standing on stderr after every this many sets
+PROGRESS_EVERY = 20
 
 
 def load_class(path: Path, name: str, folder: Path) -> type[Bot]:
@@ -160,9 +162,20 @@ def run_sprt(pool: Any, jobs: int, game: str, upper: str, lower: str, max_sets: 
         index, score, set_times = pending.pop(0).get()
         test.record(index, score)
         times += set_times
+        if test.sets % PROGRESS_EVERY == 0:  # an interrupted run still shows where each test stood
+            print(f"  {game}: {upper} vs {lower}: {progress(test)} after {(time.monotonic() - started) / 60:.1f} min",
+                  file=sys.stderr, flush=True)
     for late in pending:  # played past the decision: wait, so the next test starts on idle workers
         late.wait()
     return Outcome(game, upper, lower, test, times, time.monotonic() - started)
+
+
+def progress(test: SequentialTest) -> str:
+    """Where a running test stands: sets, LLR, Elo estimate."""
+    estimate = test.estimate()
+    elo = "" if estimate is None else \
+        f", Elo {elo_text(estimate.elo)} [{elo_text(estimate.low)}, {elo_text(estimate.high)}]"
+    return f"{test.sets} sets, LLR {test.llr:+.2f} (bounds {SETTINGS.lower:+.2f}, {SETTINGS.upper:+.2f}){elo}"
 
 
 def elo_text(value: float) -> str:
@@ -180,7 +193,7 @@ def row(outcome: Outcome) -> str:
               f"{1000 * statistics.median(cpus):.1f} ms" if walls else "- | - | -")
     verdict = test.decision or f"undecided (LLR {test.llr:+.2f})"
     return (f"| {outcome.game} | {outcome.upper} vs {outcome.lower} | {elo} | {verdict} | {test.sets} | "
-            f"{timing} | {outcome.seconds / 60:.0f} min |")
+            f"{timing} | {outcome.seconds / 60:.1f} min |")
 
 
 HEADER = ("| game | rung vs the one below | Elo [95%] | SPRT | sets | median decision | largest decision "
