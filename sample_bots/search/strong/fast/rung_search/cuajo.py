@@ -14,11 +14,11 @@ rollouts play a greedy policy: win whenever the engine allows, take the discard 
 the hand or adds two cards to its combinations, lay every secret (a sowee secret with a king, or
 the card the hand needs least), and discard the card that leaves the hand closest to complete:
 the most cards held in combinations, then the most copies left of the cards that would complete
-it at once, then the card with the fewest partners (same rank in another suit, its 3-4-5 or J-H-K
-neighbours of the same suit, a third copy towards a secret). A rollout stops at the end of the
-hand or after the rung's number of moves, and scores the partnerships' money, plus 40 cents for
-each purro player (one card from winning) and 5 for each card a player holds in combinations,
-partners counting for the seat and opponents against it.
+it at once, then the most beginnings of combinations (two suits of a rank, two cards of a 3-4-5 or
+J-H-K of one suit). A rollout stops at the end of the hand or after the rung's number of moves,
+and scores the partnerships' money, plus 40 cents for each purro player (one card from winning)
+and 5 for each card a player holds in combinations, partners counting for the seat and opponents
+against it.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from cardarena.search.bot import payoff
 PURRO_WORTH = 40
 #: the worth of each card a player holds in combinations, in cents, at a rollout's horizon
 COVERED_WORTH = 5
-THREE, FIVE, JACK, KING = 1, 3, 4, 6
+THREE, JACK, KING = 1, 4, 6
 #: one more card adds at most this many cards to the combinations (it makes a set of four)
 MOST_ONE_CARD_GAIN = 4
 #: the card groups no combination crosses: aces; 3, 4 and 5; jacks, horses and kings
@@ -93,24 +93,26 @@ def closeness(counts: list[int], dead: list[int]) -> tuple[int, int]:
     return held, sum(max(0, COPIES - counts[card] - dead[card]) for card in completing_cards(counts))
 
 
-def partners(counts: list[int], card: int) -> int:
-    """How strongly `card` is tied into the hand `counts` (which holds it): a measure, not a count."""
-    rank, suit = divmod(card, 4)
-    same_rank = sum(1 for other in range(4) if other != suit and counts[rank * 4 + other])
-    score = 2 * same_rank + (counts[card] >= 3)  # a third copy is on the way to a secret; a second is not
-    if THREE <= rank <= FIVE or rank >= JACK:
-        low = THREE if rank <= FIVE else JACK
-        score += 2 * sum(1 for other in range(low, low + 3) if other != rank and counts[other * 4 + suit])
-    return score
+def promise(counts: list[int]) -> int:
+    """How many two-card beginnings of a set (two suits of a rank) or of a sequence (two of 3-4-5 or
+    of J-H-K in one suit) the hand holds."""
+    total = 0
+    for rank in range(KING):
+        suits = sum(1 for suit in range(4) if counts[rank * 4 + suit])
+        total += suits * (suits - 1) // 2
+    for suit in range(4):
+        for low in (THREE, JACK):
+            total += sum(1 for rank in range(low, low + 3) if counts[rank * 4 + suit]) == 2
+    return total
 
 
 def best_discard(counts: list[int], allowed: list[int], dead: list[int], rng: random.Random) -> int:
-    """The allowed card whose discard leaves the hand closest to complete (then the least tied one)."""
+    """The allowed card whose discard leaves the hand closest to complete, then with the most beginnings."""
     def keep(card: int) -> tuple[int, int, int, float]:
         counts[card] -= 1
-        near = closeness(counts, dead)
+        near = closeness(counts, dead), promise(counts)
         counts[card] += 1
-        return near[0], near[1], -partners(counts, card), rng.random()
+        return near[0][0], near[0][1], near[1], rng.random()
     return max(allowed, key=keep)
 
 

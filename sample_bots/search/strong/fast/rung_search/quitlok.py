@@ -22,7 +22,7 @@ from typing import Any, Callable
 from cardarena.games.base import Action, GameState
 from cardarena.games.quitlok import (ANTICLOCKWISE, CARD_BY_NAME, CLOCKWISE, FULL_DECK, GAME, OVER, TURN,
                                      QuitlokState, hand_value)
-from cardarena.search.bot import candidates, payoff
+from cardarena.search.bot import payoff
 
 #: a player stays at this total; the banker stands at BANKER_STANDS
 PLAYER_STAYS, BANKER_STANDS = 15, 17
@@ -72,6 +72,15 @@ def rebuilt(bot: Any, rng: random.Random) -> QuitlokState:
     return state
 
 
+def amount(kind: str, stack: int) -> int:
+    """The policy's amount for an action of type `kind` with `stack` chips: a bank of a quarter of
+    the stack, a bet of a twentieth, an eleven call of three twentieths."""
+    if kind == "fund":
+        return stack // 4
+    unit = max(1, stack // 20)
+    return 3 * unit if kind == "eleven_bet" else unit
+
+
 def find(legal: list[Action], kind: str) -> Action | None:
     return next((action for action in legal if action["type"] == kind), None)
 
@@ -84,7 +93,11 @@ def sized(entry: Action, amount: int) -> Action:
 
 class QuitlokPlan:
     def prefilter(self, view: dict[str, Any], legal: list[Action]) -> list[Action]:
-        return candidates(legal)
+        """Every legal entry, an amount sized as the policy sizes it: the search chooses whether to
+        bet, draw or stay, not how much (a bet as large as the bank's cover won in a few sampled
+        hands would stake the session on them)."""
+        stack = view["stacks"][view["seat"]]
+        return [sized(entry, amount(entry["type"], stack)) if "amount" in entry else entry for entry in legal]
 
     def determinize(self, bot: Any) -> GameState:
         return rebuilt(bot, bot.rng)
@@ -95,22 +108,21 @@ class QuitlokPlan:
         stack = state.stacks[seat]
         phase = state.phase
         if phase == "fund":
-            return sized(legal[0], stack // 4)
+            return sized(legal[0], amount("fund", stack))
         if phase == "retire":
             ahead = stack + state.bank > (sum(state.stacks) + state.bank) / state.players
             return {"type": "retire"} if ahead and find(legal, "retire") else {"type": "keep"}
         total = hand_value(state.hands[seat], seat != state.banker)
         if phase == "banker":
             return {"type": "draw"} if total < BANKER_STANDS and find(legal, "draw") else {"type": "stand"}
-        unit = max(1, stack // 20)
         if (eleven := find(legal, "eleven_bet")) is not None:
-            return sized(eleven, 3 * unit)
+            return sized(eleven, amount("eleven_bet", stack))
         if (eleven := find(legal, "eleven_blot")) is not None:
             return eleven
         if total >= PLAYER_STAYS:
             return {"type": "stay"}
         if total <= CANNOT_BUST and (bet := find(legal, "bet")) is not None:
-            return sized(bet, unit)
+            return sized(bet, amount("bet", stack))
         if find(legal, "blot") is not None and (state.bets[seat] > 0 or total <= CANNOT_BUST):
             return {"type": "blot"}
         return {"type": "stay"}
