@@ -23,7 +23,7 @@ RUNGS = {
     "fast": {"casino": Budget(2, depth=2, width=4), "cuajo": Budget(3, depth=8, width=3, margin=1.5),
              "knock-rummy": Budget(8, depth=8, width=2, margin=1.5), "quitlok": Budget(20, margin=1.5)},
     "strong": {"casino": Budget(12, depth=3, width=8), "cuajo": Budget(10, depth=16, width=4),
-               "knock-rummy": Budget(32, width=3, margin=1.0), "quitlok": Budget(100, margin=1.0)},
+               "knock-rummy": Budget(40, depth=12, width=3, margin=1.0), "quitlok": Budget(100, margin=1.0)},
 }
 
 

@@ -1,7 +1,7 @@
 """Knock Rummy: PIMC over the SDK's exact deals, greedy rollouts to the end of the round.
 
-The round is short (a few dozen turns): the strong rung's rollouts play it out and are scored by
-the real payoff; the fast rung's stop after a few moves and score the deadwood the hands hold. The rollout policy works on the engine's own cards (ints) for speed: take the discard
+Rollouts stop after a few moves (or at the end of the round) and score the deadwood the hands
+hold (or the real payoff): a whole round's payoff is far noisier. The rollout policy works on the engine's own cards (ints) for speed: take the discard
 when it lowers the least deadwood, discard the card that leaves the least, knock at 10 or less
 (7 with more than two players). Candidates are the draws, a knock with the best discard (up to
 16 deadwood) and the discards of the four cards that leave the least deadwood, in that order
