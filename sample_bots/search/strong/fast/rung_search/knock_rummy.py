@@ -1,11 +1,12 @@
-"""Knock Rummy: PIMC over the SDK's exact deals, greedy rollouts to the end of the round.
+"""Knock Rummy: PIMC over the SDK's exact deals, short greedy rollouts scored by deadwood.
 
 Rollouts stop after a few moves (or at the end of the round) and score the deadwood the hands
-hold (or the real payoff): a whole round's payoff is far noisier. The rollout policy works on the engine's own cards (ints) for speed: take the discard
-when it lowers the least deadwood, discard the card that leaves the least, knock at 10 or less
-(7 with more than two players). Candidates are the draws, a knock with the best discard (up to
-16 deadwood) and the discards of the four cards that leave the least deadwood, in that order
-(a rung that searches fewer weighs knocking or not against the policy's choice first).
+hold (or the real payoff): a whole round's payoff is far noisier. The rollout policy works on
+the engine's own cards (ints) for speed: take the discard when it lowers the least deadwood,
+discard the card that leaves the least, knock at 10 or less (7 with more than two players).
+Candidates are the draws, a knock with the best discard (up to 16 deadwood) and the discards of
+the four cards that leave the least deadwood, in that order (a rung that searches fewer weighs
+knocking or not against the policy's choice first).
 """
 
 from __future__ import annotations
