@@ -20,9 +20,9 @@ PLANS = {"casino": casino.PLAN, "cuajo": cuajo.PLAN, "knock-rummy": knock_rummy.
 #: per rung and game, the deals sampled per decision and the rollout length, sized so that the
 #: median decision stays well inside the rung's time (20 ms fast, 200 ms strong) on a loaded core
 RUNGS = {
-    "fast": {"casino": Budget(2, depth=2, width=4), "cuajo": Budget(3, depth=8, width=3, margin=1.5),
+    "fast": {"casino": Budget(2, depth=2, width=4), "cuajo": Budget(6, depth=8, width=3),
              "knock-rummy": Budget(8, depth=8, width=2, margin=1.5), "quitlok": Budget(20, margin=1.5)},
-    "strong": {"casino": Budget(12, depth=3, width=8), "cuajo": Budget(10, depth=16, width=4),
+    "strong": {"casino": Budget(12, depth=3, width=8), "cuajo": Budget(20, depth=12, width=4),
                "knock-rummy": Budget(40, depth=12, width=3, margin=1.0), "quitlok": Budget(100, margin=1.0)},
 }
 
