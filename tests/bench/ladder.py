@@ -200,6 +200,23 @@ HEADER = ("| game | rung vs the one below | Elo [95%] | SPRT | sets | median dec
           "| median CPU | time |\n|---|---|---|---|---:|---:|---:|---:|---:|")
 
 
+def print_timing(games: list[str], uppers: list[str], against: str | None, sets: int) -> None:
+    """Each upper rung's decision times over `sets` sets against the rung below, in one process,
+    with the 90th percentile (a Casino move's item steps are answered at once and make most of its
+    decisions, so there the median is not what a searched decision costs)."""
+    print("| game | rung | decisions | median decision | 90th percentile | largest decision | median CPU | largest CPU |\n"
+          "|---|---|---:|---:|---:|---:|---:|---:|")
+    for upper in uppers:
+        lower = against or RUNGS[RUNGS.index(upper) - 1]
+        for game in games:
+            times = [time_pair for index in range(sets) for time_pair in play_set(Job(game, upper, lower, index))[2]]
+            walls, cpus = [wall for wall, _ in times], [cpu for _, cpu in times]
+            tail = sorted(walls)[int(0.9 * len(walls))]
+            print(f"| {game} | {upper} | {len(walls)} | {1000 * statistics.median(walls):.1f} ms | "
+                  f"{1000 * tail:.1f} ms | {1000 * max(walls):.0f} ms | "
+                  f"{1000 * statistics.median(cpus):.1f} ms | {1000 * max(cpus):.0f} ms |", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--game", action="append", choices=sorted(PLAYERS), help="only this game (repeatable)")
@@ -208,8 +225,13 @@ def main() -> None:
     parser.add_argument("--against", choices=RUNGS, help="test against this rung instead of the one below")
     parser.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
     parser.add_argument("--max-sets", type=int, default=2000, help="stop an SPRT undecided after this many sets")
+    parser.add_argument("--timing", type=int, metavar="SETS",
+                        help="no SPRT: play this many sets per test and print only the decision times")
     args = parser.parse_args()
     uppers = args.pair or list(RUNGS[1:])
+    if args.timing:
+        print_timing(args.game or sorted(PLAYERS), uppers, args.against, args.timing)
+        return
     print(f"SPRT {SETTINGS}; sets of duplicate games between two bots alone; {args.jobs} jobs", flush=True)
     print(HEADER, flush=True)
     with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
