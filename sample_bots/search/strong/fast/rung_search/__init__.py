@@ -1,0 +1,1 @@
+"""The search rungs of the ladder: determinized search (PIMC) with per-game rollout policies."""
