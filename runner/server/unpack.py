@@ -74,7 +74,8 @@ def unpack(archive: Path, folder: Path, caps: Caps = Caps()) -> list[str]:
             raise UploadRefused(f"the archive holds more than {caps.max_files:,} files and folders")
         _claim(entry, seen)
     try:
-        folder.mkdir(mode=0o700)
+        folder.mkdir(mode=0o755)
+        folder.chmod(0o755)
     except FileExistsError:
         raise UploadRefused(f"{folder}: already exists; an upload is unpacked into a fresh folder only") from None
     try:
@@ -90,12 +91,13 @@ def _write(entries: Iterator[tuple[Entry, Callable[[], BinaryIO] | None]], folde
     files, written = [], 0
     for entry, opener in entries:
         target = folder / entry.path
+        for made in _make_folders(folder, target if entry.is_folder else target.parent):
+            made.chmod(0o755)
         if entry.is_folder:
-            target.mkdir(mode=0o755, parents=True, exist_ok=True)
             continue
-        target.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
-        descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
-                             0o755 if entry.mode & 0o111 else 0o644)
+        mode = 0o755 if entry.mode & 0o111 else 0o644  # readable by the bot's own uid in the sandbox, whatever the umask
+        descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+        os.fchmod(descriptor, mode)
         with os.fdopen(descriptor, "wb") as out, opener() as source:
             while chunk := _read(source):
                 written += len(chunk)
@@ -108,6 +110,17 @@ def _write(entries: Iterator[tuple[Entry, Callable[[], BinaryIO] | None]], folde
                 out.write(chunk)
         files.append(entry.path)
     return sorted(files)
+
+
+def _make_folders(top: Path, folder: Path) -> list[Path]:
+    """Make `folder` and its missing parents below `top`: those made."""
+    missing = []
+    while folder != top and not folder.is_dir():
+        missing.append(folder)
+        folder = folder.parent
+    for made in reversed(missing):
+        made.mkdir()
+    return missing
 
 
 def _read(source: BinaryIO) -> bytes:

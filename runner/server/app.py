@@ -1,0 +1,562 @@
+"""The league server's web application (Starlette): pages, the JSON API, and what guards them.
+
+Guards: every request body is capped (uploads more generously) and counted as it streams in;
+API calls carry `Authorization: Bearer TOKEN`, browsers a session cookie (HttpOnly, SameSite=Strict)
+from logging in with the token; every form carries a one-time token tied to the session (CSRF
+protection that also refuses a replayed form); log-ins, sign-ups and submissions are rate limited;
+a missing or wrong token gets 401, a participant reaching another's page 403, and nothing else.
+Every page is sent with a strict Content-Security-Policy (scripts and styles from this server only,
+nothing inline) and escapes all bot-supplied text; the live board fills its table with textContent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import secrets
+import shutil
+import sys
+import tempfile
+import time
+from collections import defaultdict, deque
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, AsyncIterator, Callable
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from cardarena.html import asset, esc, page
+from cardarena.server import league_play
+from cardarena.server.accounts import CHECKING, PASSED, AccountError, Accounts, Participant, check_participant_name
+from cardarena.server.unpack import Caps, UploadRefused, unpack
+
+#: scripts, styles and API calls from this server only; nothing inline, no plug-ins, no framing
+CONTENT_SECURITY_POLICY = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src data:; "
+                           "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+MAX_REQUEST = 64 << 10  # bytes of any request body but an upload
+MAX_UPLOAD = 16 << 20  # bytes of an uploaded archive (its unpacked size: unpack.Caps)
+SESSION_COOKIE, PRE_COOKIE = "ca_session", "ca_pre"
+STATIC = {"style.css": "text/css", "cardarena.js": "text/javascript", "server.js": "text/javascript"}
+BOARD_SECONDS = 2.0  # the live board is recomputed at most this often
+PLAYER_RESTART_SECONDS = 5.0  # how soon a play process that ended is started again
+
+
+@dataclass
+class Settings:
+    """How one server runs: its league, files, and limits."""
+
+    league_file: Path
+    accounts_path: Path
+    results: Path
+    bots_folder: Path  # unpacked uploads, one folder each
+    logs: Path
+    open_signup: bool = False
+    jobs: int | None = None  # play worker processes
+    check_workers: int = 1
+    check_games: int | None = None  # games per game in a check (None: every seating once)
+    submissions_per_hour: int = 30
+    logins_per_minute: int = 10
+    caps: Caps = field(default_factory=Caps)
+    play: bool = True  # start the play process (tests of the pages alone leave it off)
+
+
+class RateLimit:
+    """At most `count` events per `seconds` per key (a sliding window kept in memory)."""
+
+    def __init__(self, count: int, seconds: float):
+        self.count, self.seconds = count, seconds
+        self.events: dict[str, deque[float]] = defaultdict(deque)
+
+    def allow(self, key: str) -> bool:
+        now = time.monotonic()
+        events = self.events[key]
+        while events and events[0] < now - self.seconds:
+            events.popleft()
+        if len(events) >= self.count:
+            return False
+        events.append(now)
+        return True
+
+
+class BodyTooLarge(Exception):
+    pass
+
+
+class LimitBodies:
+    """ASGI middleware: refuse a request whose body is (or turns out, counted as it streams) over its cap."""
+
+    def __init__(self, app: Any, upload_paths: tuple[str, ...]):
+        self.app, self.upload_paths = app, upload_paths
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        cap = MAX_UPLOAD + (64 << 10) if scope["path"] in self.upload_paths else MAX_REQUEST
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > cap):
+            return await _too_large(cap)(scope, receive, send)
+        seen = 0
+
+        async def counted() -> dict:
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > cap:
+                raise BodyTooLarge()
+            return message
+
+        try:
+            await self.app(scope, counted, send)
+        except BodyTooLarge:
+            await _too_large(cap)(scope, receive, send)
+
+
+def _too_large(cap: int) -> Response:
+    return JSONResponse({"error": f"the request is over {cap:,} bytes"}, status_code=413)
+
+
+class SecurityHeaders:
+    """ASGI middleware adding the CSP and the other protective headers to every response."""
+
+    def __init__(self, app: Any):
+        self.app = app
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        async def with_headers(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                message.setdefault("headers", [])
+                message["headers"] += [
+                    (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
+                    (b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"no-referrer"),
+                    (b"x-frame-options", b"DENY"), (b"cache-control", b"no-store")]
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
+
+
+class League:
+    """The running league: its database, check processes, play process and cached live board."""
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.accounts = Accounts(settings.accounts_path)
+        self.logins = RateLimit(settings.logins_per_minute, 60)
+        self.submissions = RateLimit(settings.submissions_per_hour, 3600)
+        self.checks: ProcessPoolExecutor | None = None
+        self.player: Any = None
+        self.board: tuple[float, dict[str, Any]] | None = None
+        self.board_lock = asyncio.Lock()
+        self.tasks: set[asyncio.Task] = set()
+
+    # -- life cycle -----------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        self.checks = ProcessPoolExecutor(self.settings.check_workers, mp_context=league_play.process_context(),
+                                          initializer=league_play.die_with_parent)
+        for submission in self.accounts.unchecked():  # accepted before a crash: checked now
+            self.queue_check(submission.id, submission.folder, self.accounts.participant(submission.participant))
+        if self.settings.play:
+            self.start_player()
+            self.tasks.add(asyncio.create_task(self.watch_player()))
+
+    def start_player(self) -> None:
+        """Start the play process (not a daemon: it starts worker processes of its own)."""
+        self.player = league_play.process_context().Process(target=_play, name="cardarena-play", args=(
+            self.settings.league_file, self.settings.accounts_path, self.settings.logs, self.settings.jobs))
+        self.player.start()
+
+    async def watch_player(self) -> None:
+        """Start the play process again when it ends (a failure is on its stderr, the server's)."""
+        while True:
+            await asyncio.sleep(PLAYER_RESTART_SECONDS)
+            if not self.player.is_alive():
+                print(f"warning: the play process ended (exit status {self.player.exitcode}); starting it again",
+                      file=sys.stderr)
+                self.start_player()
+
+    async def stop(self) -> None:
+        for task in self.tasks:
+            task.cancel()
+        if self.player is not None:
+            self.player.terminate()
+            await asyncio.to_thread(self.player.join, 15)
+            if self.player.is_alive():
+                self.player.kill()
+        if self.checks is not None:
+            self.checks.shutdown(wait=False, cancel_futures=True)
+        self.accounts.close()
+
+    # -- submissions ----------------------------------------------------------------------------
+
+    async def accept(self, who: Participant, archive: Path) -> tuple[int, dict[str, Any]]:
+        """Unpack and record an upload, then queue its check: (HTTP status, JSON body). The
+        submission is committed before the answer says it was accepted."""
+        if not self.submissions.allow(f"participant:{who.id}"):
+            return 429, {"error": f"at most {self.settings.submissions_per_hour} submissions an hour; try later"}
+        archive_digest = hashlib.sha256(archive.read_bytes()).hexdigest()
+        for earlier in self.accounts.submissions(who.id):
+            if earlier.digest == archive_digest and earlier.status in (CHECKING, PASSED):
+                return 409, {"error": f"this archive is submission {earlier.id} again ({earlier.status}); "
+                                      "change the bot to submit a new version"}
+        folder = self.settings.bots_folder / who.name / f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(4)}"
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            files = await asyncio.to_thread(unpack, archive, folder, self.settings.caps)
+        except UploadRefused as error:
+            return 400, {"error": f"upload refused: {error}"}
+        if "bot.toml" not in files:
+            shutil.rmtree(folder, ignore_errors=True)
+            return 400, {"error": "upload refused: no bot.toml at the top of the archive (pack the bot's folder "
+                                  "itself: cardarena submit does)"}
+        ident = self.accounts.add_submission(who, archive_digest, str(folder))
+        self.queue_check(ident, str(folder), who)
+        return 202, {"id": ident, "status": CHECKING, "url": f"/api/submissions/{ident}"}
+
+    def queue_check(self, ident: int, folder: str, who: Participant | None) -> None:
+        """Check a submission in a check process; its report is stored when it ends."""
+        name = f"{who.name if who else 'bot'}-s{ident}"
+        future = asyncio.wrap_future(self.checks.submit(
+            league_play.check_upload, self.settings.league_file, folder, name, self.settings.check_games))
+
+        def done(task: asyncio.Future) -> None:
+            if task.cancelled():
+                return
+            error = task.exception()
+            result = task.result() if error is None else {
+                "passed": False, "report": None, "text": [f"FAIL: the check itself failed: {type(error).__name__}: "
+                                                          f"{error}"]}
+            self.accounts.finish_check(ident, result, bool(result["passed"]))
+
+        future.add_done_callback(done)
+
+    # -- the live board -------------------------------------------------------------------------
+
+    async def live_board(self) -> dict[str, Any]:
+        async with self.board_lock:
+            if self.board is None or time.monotonic() - self.board[0] > BOARD_SECONDS:
+                current = {version.bot for version in self.accounts.versions(current_only=True)}
+                data = await asyncio.to_thread(league_play.live_boards, self.settings.results, current)
+                data["paused"] = self.accounts.flag("paused")
+                self.board = (time.monotonic(), data)
+            return self.board[1]
+
+
+def _play(league_file: Path, accounts_path: Path, logs: Path, jobs: int | None) -> None:
+    """The play process's body."""
+    league_play.die_with_parent()
+    league_play.play_forever(league_file, accounts_path, logs, jobs)
+
+
+# -- authentication -------------------------------------------------------------------------------
+
+def bearer(request: Request) -> str | None:
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+
+
+def api_user(request: Request) -> Participant | Response:
+    """The participant of a Bearer token, or the 401 (429 after too many bad tokens from one address)."""
+    league: League = request.app.state.league
+    token = bearer(request)
+    who = None if token is None else league.accounts.authenticate(token)
+    if who is not None:
+        return who
+    if token is not None and not league.logins.allow(_client(request)):
+        return JSONResponse({"error": "too many wrong tokens; wait a minute"}, status_code=429)
+    return JSONResponse({"error": "a valid token is needed (Authorization: Bearer TOKEN)"}, status_code=401,
+                        headers={"WWW-Authenticate": "Bearer"})
+
+
+def page_user(request: Request) -> Participant | None:
+    league: League = request.app.state.league
+    return league.accounts.session(request.cookies.get(SESSION_COOKIE))
+
+
+def _client(request: Request) -> str:
+    return request.client.host if request.client else "unknown"
+
+
+def _form_field(request: Request) -> str:
+    """A hidden one-time form token for the current session."""
+    league: League = request.app.state.league
+    nonce = league.accounts.issue_form(request.cookies.get(SESSION_COOKIE, ""))
+    return f'<input type="hidden" name="form_token" value="{esc(nonce)}">'
+
+
+async def _redeemed(request: Request, form: Any, key: str) -> bool:
+    league: League = request.app.state.league
+    return league.accounts.redeem_form(key, str(form.get("form_token", "")))
+
+
+def _html(title: str, body: str, status: int = 200, headers: dict[str, str] | None = None) -> HTMLResponse:
+    script = '<script src="/static/server.js"></script>'
+    return HTMLResponse(page(title, f"<main>{body}</main>{script}", assets_beside="/static/"), status_code=status,
+                        headers=headers)
+
+
+def _refusal(status: int, text: str) -> HTMLResponse:
+    return _html("cardarena league", f"<h1>{status}</h1><p>{esc(text)}</p><p><a href=\"/\">leaderboard</a></p>",
+                 status)
+
+
+def _nav(who: Participant | None) -> str:
+    if who is None:
+        return '<nav><ul><li><a href="/">leaderboard</a></li><li><a href="/login">log in</a></li></ul></nav>'
+    return (f'<nav><ul><li><a href="/">leaderboard</a></li><li><a href="/me">{esc(who.name)}</a></li>'
+            '<li><form method="post" action="/logout"><button>log out</button></form></li></ul></nav>')
+
+
+# -- pages -----------------------------------------------------------------------------------------
+
+async def leaderboard_page(request: Request) -> Response:
+    league: League = request.app.state.league
+    who = page_user(request)
+    body = (f'{_nav(who)}<h1>{esc(league_play.read_server_league(league.settings.league_file).name)}: live '
+            'leaderboard</h1><p class="small" id="board-status">loading…</p><div id="boards"></div>'
+            '<h2>latest games</h2><div id="recent"></div>')
+    return _html("cardarena league", body)
+
+
+async def leaderboard_json(request: Request) -> Response:
+    league: League = request.app.state.league
+    board = await league.live_board()
+    recent = await asyncio.to_thread(league_play.recent_games, league.settings.results, None, 20)
+    return JSONResponse({**board, "recent": recent})
+
+
+async def static(request: Request) -> Response:
+    name = request.path_params["name"]
+    if name not in STATIC:
+        return Response("not found", status_code=404)
+    text = (resources.files(__package__).joinpath(name).read_text(encoding="utf-8") if name == "server.js"
+            else asset(name))
+    return Response(text, media_type=STATIC[name])
+
+
+async def login_page(request: Request) -> Response:
+    league: League = request.app.state.league
+    pre = request.cookies.get(PRE_COOKIE) or secrets.token_urlsafe(24)
+    nonce = league.accounts.issue_form(pre)
+    signup = '<p><a href="/signup">sign up</a></p>' if league.settings.open_signup else ""
+    body = (f'{_nav(None)}<h1>Log in</h1><form method="post" action="/login">'
+            f'<input type="hidden" name="form_token" value="{esc(nonce)}">'
+            '<label>token <input type="password" name="token" autocomplete="off" size="60"></label> '
+            f'<button>log in</button></form>{signup}')
+    response = _html("log in", body)
+    _cookie(response, request, PRE_COOKIE, pre, 3600)
+    return response
+
+
+def _cookie(response: Response, request: Request, name: str, value: str, seconds: int) -> None:
+    response.set_cookie(name, value, max_age=seconds, httponly=True, samesite="strict", path="/",
+                        secure=request.url.scheme == "https")
+
+
+async def login(request: Request) -> Response:
+    league: League = request.app.state.league
+    if not league.logins.allow(_client(request)):
+        return _refusal(429, "too many log-in attempts from this address; wait a minute")
+    form = await request.form()
+    if not await _redeemed(request, form, request.cookies.get(PRE_COOKIE, "")):
+        return _refusal(403, "this form has expired or was already sent; open the log-in page again")
+    who = league.accounts.authenticate(str(form.get("token", "")).strip())
+    if who is None:
+        return _refusal(401, "wrong token")
+    response = RedirectResponse("/me", status_code=303)
+    _cookie(response, request, SESSION_COOKIE, league.accounts.open_session(who), 12 * 3600)
+    response.delete_cookie(PRE_COOKIE, path="/")
+    return response
+
+
+async def logout(request: Request) -> Response:
+    league: League = request.app.state.league
+    key = request.cookies.get(SESSION_COOKIE)
+    if key:
+        league.accounts.close_session(key)
+    response = RedirectResponse("/", status_code=303)
+    response.delete_cookie(SESSION_COOKIE, path="/")
+    return response
+
+
+async def signup_page(request: Request) -> Response:
+    league: League = request.app.state.league
+    if not league.settings.open_signup:
+        return _refusal(403, "sign-up is closed: ask the organiser for a token")
+    pre = request.cookies.get(PRE_COOKIE) or secrets.token_urlsafe(24)
+    body = (f'{_nav(None)}<h1>Sign up</h1><form method="post" action="/signup">'
+            f'<input type="hidden" name="form_token" value="{esc(league.accounts.issue_form(pre))}">'
+            '<label>name <input name="name" maxlength="40" pattern="[A-Za-z0-9][A-Za-z0-9_.\\-]*"></label> '
+            '<button>sign up</button></form>')
+    response = _html("sign up", body)
+    _cookie(response, request, PRE_COOKIE, pre, 3600)
+    return response
+
+
+async def signup(request: Request) -> Response:
+    league: League = request.app.state.league
+    if not league.settings.open_signup:
+        return _refusal(403, "sign-up is closed: ask the organiser for a token")
+    if not league.logins.allow(_client(request)):
+        return _refusal(429, "too many attempts from this address; wait a minute")
+    form = await request.form()
+    if not await _redeemed(request, form, request.cookies.get(PRE_COOKIE, "")):
+        return _refusal(403, "this form has expired or was already sent; open the sign-up page again")
+    try:
+        token = league.accounts.add_participant(check_participant_name(str(form.get("name", ""))))
+    except AccountError as error:
+        return _refusal(400, str(error))
+    return _html("signed up", f'{_nav(None)}<h1>Your token</h1><p>Keep it: it is shown this once.</p>'
+                              f'<p><code class="command">{esc(token)}</code></p><p><a href="/login">log in</a></p>')
+
+
+async def me_page(request: Request) -> Response:
+    league: League = request.app.state.league
+    who = page_user(request)
+    if who is None:
+        return RedirectResponse("/login", status_code=303)
+    mine = league.accounts.submissions(None if who.is_organiser else who.id)
+    names = {p.id: p.name for p in league.accounts.participants()}
+    rows = "".join(f'<tr><td><a href="/submissions/{s.id}">{s.id}</a></td><td>{esc(names.get(s.participant, "?"))}</td>'
+                   f'<td>{esc(time.strftime("%Y-%m-%d %H:%M", time.localtime(s.created)))}</td>'
+                   f'<td>{esc(s.status)}</td><td>{esc(s.passed_as or "")}</td></tr>' for s in mine)
+    versions = [v for v in league.accounts.versions() if who.is_organiser or v.participant == who.id]
+    version_rows = "".join(f'<tr><td>{esc(v.bot)}</td><td>{"live" if v.current and not v.retired else "retired" if v.retired else "replaced"}'
+                           f'</td><td><a href="/submissions/{v.submission}">report</a></td></tr>' for v in versions)
+    organiser = ""
+    if who.is_organiser:
+        paused = league.accounts.flag("paused")
+        organiser = (f'<h2>organiser</h2><form method="post" action="/organiser/pause">{_form_field(request)}'
+                     f'<button>{"resume play" if paused else "pause play"}</button></form>')
+    body = (f'{_nav(who)}<h1>{esc(who.name)}</h1>'
+            f'<h2>submit a bot</h2><form method="post" action="/upload" enctype="multipart/form-data">'
+            f'{_form_field(request)}<input type="file" name="archive" accept=".zip,.tar.gz,.tgz"> '
+            '<button>upload</button></form><p class="small">A .zip or .tar.gz of the bot\'s folder (bot.toml at its '
+            'top), or from a terminal: <code>cardarena submit URL BOTDIR --token TOKEN</code></p>'
+            f'<h2>versions</h2><table><tr><th>bot</th><th>state</th><th>check</th></tr>{version_rows}</table>'
+            f'<h2>submissions</h2><table><tr><th>#</th><th>by</th><th>when</th><th>check</th><th>became</th></tr>'
+            f'{rows}</table>{organiser}')
+    return _html(who.name, body)
+
+
+async def upload(request: Request) -> Response:
+    league: League = request.app.state.league
+    who = page_user(request)
+    if who is None:
+        return _refusal(401, "log in first")
+    with tempfile.TemporaryDirectory(prefix="cardarena-upload-") as scratch:
+        async with request.form(max_files=1, max_fields=4) as form:
+            if not await _redeemed(request, form, request.cookies.get(SESSION_COOKIE, "")):
+                return _refusal(403, "this form has expired or was already sent; open your page again")
+            archive = form.get("archive")
+            if archive is None or isinstance(archive, str):
+                return _refusal(400, "choose a .zip or .tar.gz file to upload")
+            path = Path(scratch) / "upload"
+            with open(path, "wb") as out:
+                while chunk := await archive.read(1 << 16):
+                    out.write(chunk)
+        status, answer = await league.accept(who, path)
+    if status != 202:
+        return _refusal(status, answer["error"])
+    return RedirectResponse(f"/submissions/{answer['id']}", status_code=303)
+
+
+async def submission_page(request: Request) -> Response:
+    league: League = request.app.state.league
+    who = page_user(request)
+    if who is None:
+        return _refusal(401, "log in to see check reports")
+    submission = league.accounts.submission(request.path_params["ident"])
+    if submission is None or not (who.is_organiser or submission.participant == who.id):
+        return _refusal(403, "this is not your submission")
+    text = "checking… (this page reloads itself)" if submission.report is None else league_play.report_text(submission.report)
+    became = f"<p>passed: it plays as <b>{esc(submission.passed_as)}</b></p>" if submission.passed_as else ""
+    body = (f'{_nav(who)}<h1>submission {submission.id}: {esc(submission.status)}</h1>{became}'
+            f'<pre id="check-report" data-status="{esc(submission.status)}">{esc(text, limit=200_000)}</pre>')
+    return _html(f"submission {submission.id}", body)
+
+
+async def replay(request: Request) -> Response:
+    league: League = request.app.state.league
+    text = await asyncio.to_thread(league_play.replay_html, league.settings.results, request.path_params["game_id"],
+                                   "/static/")
+    return HTMLResponse(text) if text is not None else _refusal(404, "no such game")
+
+
+async def pause(request: Request) -> Response:
+    league: League = request.app.state.league
+    who = page_user(request)
+    if who is None:
+        return _refusal(401, "log in first")
+    form = await request.form()
+    if not await _redeemed(request, form, request.cookies.get(SESSION_COOKIE, "")):
+        return _refusal(403, "this form has expired or was already sent; open your page again")
+    if not who.is_organiser:
+        return _refusal(403, "only the organiser can pause play")
+    league.accounts.set_flag("paused", not league.accounts.flag("paused"))
+    return RedirectResponse("/me", status_code=303)
+
+
+# -- the API ---------------------------------------------------------------------------------------
+
+async def api_submit(request: Request) -> Response:
+    league: League = request.app.state.league
+    who = api_user(request)
+    if isinstance(who, Response):
+        return who
+    with tempfile.TemporaryDirectory(prefix="cardarena-upload-") as scratch:
+        path = Path(scratch) / "upload"
+        with open(path, "wb") as out:
+            async for chunk in request.stream():
+                out.write(chunk)
+        status, answer = await league.accept(who, path)
+    return JSONResponse(answer, status_code=status)
+
+
+async def api_submission(request: Request) -> Response:
+    league: League = request.app.state.league
+    who = api_user(request)
+    if isinstance(who, Response):
+        return who
+    submission = league.accounts.submission(request.path_params["ident"])
+    if submission is None or not (who.is_organiser or submission.participant == who.id):
+        return JSONResponse({"error": "not your submission"}, status_code=403)
+    return JSONResponse({"id": submission.id, "status": submission.status, "bot": submission.passed_as,
+                         "passed": submission.status == PASSED if submission.status != CHECKING else None,
+                         "report": None if submission.report is None else league_play.report_text(submission.report)})
+
+
+def create_app(settings: Settings) -> Starlette:
+    """The server's ASGI application (the play and check processes start with it)."""
+    routes = [
+        Route("/", leaderboard_page), Route("/api/leaderboard", leaderboard_json),
+        Route("/static/{name}", static), Route("/login", login_page), Route("/login", login, methods=["POST"]),
+        Route("/logout", logout, methods=["POST"]), Route("/signup", signup_page),
+        Route("/signup", signup, methods=["POST"]), Route("/me", me_page), Route("/upload", upload, methods=["POST"]),
+        Route("/submissions/{ident:int}", submission_page), Route("/games/{game_id:path}", replay),
+        Route("/organiser/pause", pause, methods=["POST"]),
+        Route("/api/submissions", api_submit, methods=["POST"]),
+        Route("/api/submissions/{ident:int}", api_submission),
+    ]
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        league = League(settings)
+        app.state.league = league
+        await league.start()
+        try:
+            yield
+        finally:
+            await league.stop()
+
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.add_middleware(LimitBodies, upload_paths=("/upload", "/api/submissions"))
+    app.add_middleware(SecurityHeaders)
+    return app
+

@@ -1,0 +1,218 @@
+"""The league server's endpoints and their guards (issue 23, Submitting and Safety), through Starlette's
+TestClient in memory: tokens and sessions, 401/403, one-time forms (CSRF, replay), rate limits,
+request size limits, the CSP and the escaping of bot-supplied text. The play process is left off,
+and no upload here reaches a check process: tests/test_server_e2e.py plays for real."""
+
+from __future__ import annotations
+
+import io
+import re
+import tarfile
+
+import pytest
+
+pytest.importorskip("starlette")
+pytest.importorskip("httpx")
+from starlette.testclient import TestClient  # noqa: E402
+
+from cardarena.server.accounts import ORGANISER, Accounts  # noqa: E402
+from cardarena.server.app import CONTENT_SECURITY_POLICY, MAX_REQUEST, Settings, create_app  # noqa: E402
+
+
+@pytest.fixture
+def league(tmp_path):
+    (tmp_path / "league.toml").write_text('name = "class"\ngames = ["casino"]\n')
+    settings = Settings(league_file=tmp_path / "league.toml", accounts_path=tmp_path / "class.server.sqlite",
+                        results=tmp_path / "class.sqlite", bots_folder=tmp_path / "uploads", logs=tmp_path / "logs",
+                        play=False, logins_per_minute=5, submissions_per_hour=3)
+    accounts = Accounts(settings.accounts_path)
+    tokens = {"alice": accounts.add_participant("alice"), "bob": accounts.add_participant("bob"),
+              "teacher": accounts.add_participant("teacher", ORGANISER)}
+    accounts.close()
+    with TestClient(create_app(settings)) as client:
+        yield client, tokens, settings
+
+
+def auth(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def tar_gz(members: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as bundle:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            bundle.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def log_in(client: TestClient, token: str):
+    form = client.get("/login")
+    nonce = re.search(r'name="form_token" value="([^"]+)"', form.text).group(1)
+    return client.post("/login", data={"form_token": nonce, "token": token}, follow_redirects=False)
+
+
+def form_token(text: str, action: str) -> str:
+    return re.search(rf'action="{re.escape(action)}"[^>]*>\s*<input type="hidden" name="form_token" value="([^"]+)"',
+                     text).group(1)
+
+
+def test_every_page_carries_the_strict_csp_and_no_inline_script(league):
+    client, _, _ = league
+    answer = client.get("/")
+    assert answer.status_code == 200
+    assert answer.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
+    assert "'unsafe-inline'" not in CONTENT_SECURITY_POLICY
+    assert answer.headers["x-frame-options"] == "DENY"
+    assert re.findall(r"<script(?![^>]*\bsrc=)[^>]*>", answer.text) == []  # every script is a file of this server
+    assert client.get("/static/server.js").headers["content-type"].startswith("text/javascript")
+    assert client.get("/static/../accounts.py").status_code == 404
+
+
+def test_the_board_is_empty_json_before_any_game(league):
+    client, _, _ = league
+    assert client.get("/api/leaderboard").json() == {"games": 0, "boards": [], "paused": False, "recent": []}
+
+
+@pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer ca_000000000000_wrong"},
+                                     {"Authorization": "Basic YWxpY2U6eA=="}, {"Authorization": "Bearer x"}])
+def test_a_missing_or_wrong_token_gets_401_and_nothing_else(league, headers):
+    client, _, settings = league
+    answer = client.post("/api/submissions", content=tar_gz({"bot.toml": b""}), headers=headers)
+    assert answer.status_code == 401
+    assert answer.json() == {"error": "a valid token is needed (Authorization: Bearer TOKEN)"}
+    assert answer.headers["www-authenticate"] == "Bearer"
+    assert not settings.bots_folder.exists()  # nothing was unpacked
+    assert client.get("/api/submissions/1", headers=headers).status_code == 401
+
+
+def test_a_token_is_stored_hashed_and_only_its_owner_gets_in(league):
+    _, tokens, settings = league
+    accounts = Accounts(settings.accounts_path)
+    stored = accounts.db.execute("SELECT group_concat(token_hash) FROM participants").fetchone()[0]
+    assert all(token.split("_", 2)[2] not in stored for token in tokens.values())
+    assert accounts.authenticate(tokens["alice"]).name == "alice"
+    forged = tokens["alice"][:-1] + ("A" if tokens["alice"][-1] != "A" else "B")
+    assert accounts.authenticate(forged) is None
+    assert accounts.authenticate(tokens["alice"].replace(tokens["alice"].split("_")[1], "0" * 12)) is None
+
+
+def test_a_hostile_upload_is_refused_with_its_reason_and_the_server_still_serves(league):
+    client, tokens, settings = league
+    answer = client.post("/api/submissions", content=tar_gz({"../../evil.py": b"x"}), headers=auth(tokens["alice"]))
+    assert answer.status_code == 400
+    assert answer.json()["error"] == "upload refused: '../../evil.py': climbs out of the folder ('..')"
+    answer = client.post("/api/submissions", content=tar_gz({"bot.py": b"x"}), headers=auth(tokens["alice"]))
+    assert "no bot.toml at the top of the archive" in answer.json()["error"]
+    assert client.get("/api/leaderboard").status_code == 200
+    assert Accounts(settings.accounts_path).submissions() == []
+
+
+def test_a_request_over_its_size_cap_gets_413(league):
+    client, tokens, _ = league
+    assert client.post("/login", content=b"x" * (MAX_REQUEST + 1)).status_code == 413
+    answer = client.post("/api/submissions", content=b"x" * (17 << 20), headers=auth(tokens["alice"]))
+    assert answer.status_code == 413
+
+
+def test_a_participant_cannot_see_another_participants_check_report(league):
+    client, tokens, settings = league
+    accounts = Accounts(settings.accounts_path)
+    alice = accounts.authenticate(tokens["alice"])
+    ident = accounts.add_submission(alice, "digest", str(settings.bots_folder / "x"))
+    accounts.finish_check(ident, {"passed": False, "text": ["FAIL: <script>alert(1)</script>"]}, False)
+    assert client.get(f"/api/submissions/{ident}", headers=auth(tokens["bob"])).status_code == 403
+    assert client.get(f"/api/submissions/{ident}", headers=auth(tokens["alice"])).json()["status"] == "failed"
+    assert client.get(f"/api/submissions/{ident}", headers=auth(tokens["teacher"])).status_code == 200
+    log_in(client, tokens["bob"])
+    assert client.get(f"/submissions/{ident}").status_code == 403
+    log_in(client, tokens["alice"])
+    page = client.get(f"/submissions/{ident}").text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "<script>alert" not in page
+
+
+def test_logging_in_needs_the_pages_one_time_form_token(league):
+    client, tokens, _ = league
+    assert client.post("/login", data={"token": tokens["alice"]}).status_code == 403  # no form token: CSRF
+    answer = log_in(client, tokens["alice"])
+    assert answer.status_code == 303 and answer.headers["location"] == "/me"
+    cookie = answer.headers["set-cookie"]
+    assert "HttpOnly" in cookie and "SameSite=strict" in cookie
+    assert "alice" in client.get("/me").text
+
+
+def test_a_replayed_form_is_refused(league):
+    client, tokens, _ = league
+    form = client.get("/login")
+    nonce = re.search(r'name="form_token" value="([^"]+)"', form.text).group(1)
+    assert client.post("/login", data={"form_token": nonce, "token": tokens["alice"]},
+                       follow_redirects=False).status_code == 303
+    again = client.post("/login", data={"form_token": nonce, "token": tokens["alice"]}, follow_redirects=False)
+    assert again.status_code == 403 and "already sent" in again.text
+
+
+def test_a_form_of_one_session_does_not_work_in_another(league):
+    client, tokens, _ = league
+    log_in(client, tokens["teacher"])
+    nonce = form_token(client.get("/me").text, "/organiser/pause")
+    log_in(client, tokens["bob"])  # a new session: the organiser's form token is not its own
+    assert client.post("/organiser/pause", data={"form_token": nonce}).status_code == 403
+    assert client.get("/api/leaderboard").json()["paused"] is False
+
+
+def test_only_the_organiser_pauses_play(league):
+    client, tokens, _ = league
+    log_in(client, tokens["bob"])
+    page = client.get("/me").text
+    assert "/organiser/pause" not in page
+    nonce = form_token(page, "/upload")
+    assert client.post("/organiser/pause", data={"form_token": nonce}).status_code == 403
+    log_in(client, tokens["teacher"])
+    nonce = form_token(client.get("/me").text, "/organiser/pause")
+    assert client.post("/organiser/pause", data={"form_token": nonce}, follow_redirects=False).status_code == 303
+    assert client.get("/api/leaderboard").json()["paused"] is True
+
+
+def test_log_ins_are_rate_limited(league):
+    client, _, _ = league
+    codes = [log_in(client, "ca_000000000000_wrong").status_code for _ in range(6)]
+    assert codes == [401] * 5 + [429]
+
+
+def test_submissions_are_rate_limited_per_participant(league):
+    client, tokens, _ = league
+    codes = [client.post("/api/submissions", content=tar_gz({"bot.py": bytes([n])}),
+                         headers=auth(tokens["alice"])).status_code for n in range(4)]
+    assert codes == [400, 400, 400, 429]
+    assert client.post("/api/submissions", content=tar_gz({"bot.py": b""}), headers=auth(tokens["bob"])).status_code == 400
+
+
+def test_open_sign_up_is_off_by_default(league):
+    client, _, _ = league
+    assert client.get("/signup").status_code == 403
+    assert client.post("/signup", data={"name": "mallory"}).status_code == 403
+
+
+def test_an_unknown_game_has_no_replay(league):
+    client, _, _ = league
+    assert client.get("/games/casino/a+b/d0/r0").status_code == 404
+
+
+def test_participant_names_are_checked(tmp_path):
+    accounts = Accounts(tmp_path / "s.sqlite")
+    from cardarena.server.accounts import AccountError
+    for bad in ["", "-x", "a/b", "a+b", "<script>", "x" * 41]:
+        with pytest.raises(AccountError):
+            accounts.add_participant(bad)
+    accounts.add_participant("Alice")
+    with pytest.raises(AccountError, match="already exists"):
+        accounts.add_participant("alice")
+
+
+def test_a_file_that_is_not_a_server_database_is_refused(tmp_path):
+    from cardarena.server.accounts import AccountError
+    (tmp_path / "x.sqlite").write_bytes(b"not sqlite at all" * 100)
+    with pytest.raises(AccountError, match="not a cardarena league server database"):
+        Accounts(tmp_path / "x.sqlite")
+
