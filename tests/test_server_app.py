@@ -216,3 +216,42 @@ def test_a_file_that_is_not_a_server_database_is_refused(tmp_path):
     with pytest.raises(AccountError, match="not a cardarena league server database"):
         Accounts(tmp_path / "x.sqlite")
 
+
+
+def test_a_bots_faults_and_log_are_its_owners_and_the_organisers_only(league):
+    client, tokens, settings = league
+    accounts = Accounts(settings.accounts_path)
+    alice = accounts.authenticate(tokens["alice"])
+    ident = accounts.add_submission(alice, "digest", str(settings.bots_folder / "x"))
+    assert accounts.finish_check(ident, {"passed": True, "text": ["PASS"]}, True) == "alice-v1"
+    settings.logs.mkdir()
+    (settings.logs / "alice-v1.stderr.log").write_text("alice's secret plan <b>\n")
+    assert client.get("/bots/alice-v1/log").status_code == 401
+    log_in(client, tokens["bob"])
+    assert client.get("/bots/alice-v1/log").status_code == 403
+    page = client.get("/bots/alice-v1")
+    assert page.status_code == 200 and "alice-v1" in page.text and "stderr log" not in page.text
+    log_in(client, tokens["alice"])
+    log = client.get("/bots/alice-v1/log")
+    assert log.text == "alice's secret plan <b>\n" and log.headers["content-type"].startswith("text/plain")
+    assert "stderr log" in client.get("/bots/alice-v1").text
+    log_in(client, tokens["teacher"])
+    assert client.get("/bots/alice-v1/log").status_code == 200
+    assert client.get("/bots/nobody-v1").status_code == 404
+
+
+def test_a_new_version_replaces_the_old_on_the_board_and_the_organiser_retires_one(league):
+    client, tokens, settings = league
+    accounts = Accounts(settings.accounts_path)
+    alice = accounts.authenticate(tokens["alice"])
+    for number in (1, 2):
+        ident = accounts.add_submission(alice, f"digest{number}", str(settings.bots_folder / str(number)))
+        accounts.finish_check(ident, {"passed": True, "text": []}, True)
+    assert [v.bot for v in accounts.versions(current_only=True)] == ["alice-v2"]
+    assert [v.bot for v in accounts.versions()] == ["alice-v1", "alice-v2"]  # the old one keeps its history
+    log_in(client, tokens["teacher"])
+    page = client.get("/bots/alice-v2").text
+    nonce = form_token(page, "/organiser/retire")
+    assert client.post("/organiser/retire", data={"form_token": nonce, "bot": "alice-v2"},
+                       follow_redirects=False).status_code == 303
+    assert accounts.versions(current_only=True) == []

@@ -25,10 +25,11 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable
+from urllib.parse import quote
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from cardarena.html import asset, esc, page
@@ -427,8 +428,8 @@ async def me_page(request: Request) -> Response:
                    f'<td>{esc(time.strftime("%Y-%m-%d %H:%M", time.localtime(s.created)))}</td>'
                    f'<td>{esc(s.status)}</td><td>{esc(s.passed_as or "")}</td></tr>' for s in mine)
     versions = [v for v in league.accounts.versions() if who.is_organiser or v.participant == who.id]
-    version_rows = "".join(f'<tr><td>{esc(v.bot)}</td><td>{"live" if v.current and not v.retired else "retired" if v.retired else "replaced"}'
-                           f'</td><td><a href="/submissions/{v.submission}">report</a></td></tr>' for v in versions)
+    version_rows = "".join(f'<tr><td><a href="/bots/{quote(v.bot)}">{esc(v.bot)}</a></td><td>{_state(v)}</td>'
+                           f'<td><a href="/submissions/{v.submission}">report</a></td></tr>' for v in versions)
     organiser = ""
     if who.is_organiser:
         paused = league.accounts.flag("paused")
@@ -480,6 +481,74 @@ async def submission_page(request: Request) -> Response:
     body = (f'{_nav(who)}<h1>submission {submission.id}: {esc(submission.status)}</h1>{became}'
             f'<pre id="check-report" data-status="{esc(submission.status)}">{esc(text, limit=200_000)}</pre>')
     return _html(f"submission {submission.id}", body)
+
+
+def _may_see_private(who: Participant | None, owner: int | None) -> bool:
+    """Whether `who` may see a bot's faults' evidence and its stderr: its owner and the organiser only."""
+    return who is not None and owner is not None and (who.is_organiser or who.id == owner)
+
+
+async def bot_page(request: Request) -> Response:
+    """A bot version's page: its participant's versions and its latest games for everyone; its faults
+    (with their evidence and reproduce lines) and its stderr log for its owner and the organiser."""
+    league: League = request.app.state.league
+    bot = request.path_params["bot"]
+    owner = league.accounts.owner_of(bot)
+    if owner is None:
+        return _refusal(404, "no such bot")
+    who = page_user(request)
+    versions = [v for v in league.accounts.versions() if v.participant == owner]
+    version_rows = "".join(f'<tr><td><a href="/bots/{quote(v.bot)}">{esc(v.bot)}</a></td><td>{_state(v)}</td>'
+                           f'<td>{esc(time.strftime("%Y-%m-%d %H:%M", time.localtime(v.created)))}</td></tr>'
+                           for v in versions)
+    games = await asyncio.to_thread(league_play.recent_games, league.settings.results, {bot}, 50)
+    game_rows = "".join(f'<tr><td><a href="/games/{quote(g["game_id"])}">{esc(g["game_id"])}</a></td>'
+                        f'<td>{esc(", ".join(g["seats"]))}</td><td>{esc(", ".join(map(str, g["ranks"])))}</td>'
+                        f'<td class="num">{g["faults"]}</td></tr>' for g in games)
+    private = ""
+    if _may_see_private(who, owner):
+        faults = await asyncio.to_thread(league_play.bot_faults, league.settings.results, bot)
+        private = (f'<h2>faults</h2><pre>{esc(chr(10).join(faults) or "none", limit=200_000)}</pre>'
+                   f'<p><a href="/bots/{quote(bot)}/log">its stderr log</a> (you and the organiser only)</p>')
+        if who.is_organiser and any(v.bot == bot and not v.retired for v in versions):
+            private += (f'<form method="post" action="/organiser/retire">{_form_field(request)}'
+                        f'<input type="hidden" name="bot" value="{esc(bot)}"><button>retire {esc(bot)}</button></form>')
+    body = (f'{_nav(who)}<h1>{esc(bot)}</h1><h2>versions</h2><table><tr><th>bot</th><th>state</th><th>entered</th>'
+            f'</tr>{version_rows}</table><h2>latest games</h2><table class="games"><tr><th>game (replay)</th>'
+            f'<th>seats</th><th>ranks</th><th>faults</th></tr>{game_rows}</table>{private}')
+    return _html(bot, body)
+
+
+def _state(version: Any) -> str:
+    return "retired" if version.retired else "live" if version.current else "replaced"
+
+
+async def bot_log(request: Request) -> Response:
+    league: League = request.app.state.league
+    bot = request.path_params["bot"]
+    who = page_user(request)
+    if who is None:
+        return _refusal(401, "log in to see your bots' logs")
+    if not _may_see_private(who, league.accounts.owner_of(bot)):
+        return _refusal(403, "this is not your bot")
+    text = await asyncio.to_thread(league_play.bot_log, league.settings.logs, bot)
+    return PlainTextResponse(text or "(nothing on stderr yet)")
+
+
+async def retire(request: Request) -> Response:
+    league: League = request.app.state.league
+    who = page_user(request)
+    if who is None:
+        return _refusal(401, "log in first")
+    form = await request.form()
+    if not await _redeemed(request, form, request.cookies.get(SESSION_COOKIE, "")):
+        return _refusal(403, "this form has expired or was already sent; open the page again")
+    if not who.is_organiser:
+        return _refusal(403, "only the organiser can retire a bot")
+    bot = str(form.get("bot", ""))
+    if not league.accounts.retire(bot):
+        return _refusal(404, "no such bot")
+    return RedirectResponse(f"/bots/{quote(bot)}", status_code=303)
 
 
 async def replay(request: Request) -> Response:
@@ -540,7 +609,8 @@ def create_app(settings: Settings) -> Starlette:
         Route("/logout", logout, methods=["POST"]), Route("/signup", signup_page),
         Route("/signup", signup, methods=["POST"]), Route("/me", me_page), Route("/upload", upload, methods=["POST"]),
         Route("/submissions/{ident:int}", submission_page), Route("/games/{game_id:path}", replay),
-        Route("/organiser/pause", pause, methods=["POST"]),
+        Route("/organiser/pause", pause, methods=["POST"]), Route("/organiser/retire", retire, methods=["POST"]),
+        Route("/bots/{bot}", bot_page), Route("/bots/{bot}/log", bot_log),
         Route("/api/submissions", api_submit, methods=["POST"]),
         Route("/api/submissions/{ident:int}", api_submission),
     ]

@@ -22,11 +22,13 @@ from typing import Any, Mapping
 
 from cardarena.check import check_bot, describe_verdict, opponents
 from cardarena.console import RESULTS_DIR, ArgumentError, require_own_views
+from cardarena.fault_list import describe_entry, fault_entries
 from cardarena.games import get_game
 from cardarena.html.replay import replay_data, replay_page
 from cardarena.manifest import Entrant, ManifestError, load_manifest
 from cardarena.ratings import RatingError
 from cardarena.referee.faults import printable
+from cardarena.referee.match import log_file_name
 from cardarena.report import leaderboards
 from cardarena.server.accounts import Accounts
 from cardarena.tournament.commands import _read_stored_record
@@ -280,6 +282,29 @@ def recent_games(results: Path, bots: set[str] | None = None, limit: int = 50) -
         games = [game for game in store.games() if bots is None or bots & set(game.seats)]
     return [{"game_id": game.game_id, "game": game.game, "seats": game.seats, "ranks": game.ranks,
              "faults": len(game.faults)} for game in sorted(games, key=lambda g: (g.deal, g.game_id))[-limit:][::-1]]
+
+
+def bot_faults(results: Path, bot: str) -> list[str]:
+    """Every fault of one bot in the results file, with its evidence and reproduce line (`cardarena faults`)."""
+    if not results.exists():
+        return []
+    with ResultStore(results) as store:
+        entries = fault_entries(store.games(), store.entrants(), store.settings(), bot, store.match_faults())
+    return [line for entry in entries for line in describe_entry(entry)]
+
+
+def bot_log(logs: Path, bot: str, limit: int = 256 << 10) -> str:
+    """The end of a bot's stderr log (its last `limit` bytes), or '' when it wrote none."""
+    path = logs / log_file_name(bot)
+    try:
+        with open(path, "rb") as file:
+            size = file.seek(0, 2)
+            file.seek(max(0, size - limit))
+            data = file.read()
+    except FileNotFoundError:
+        return ""
+    note = f"[the first {size - limit:,} bytes are left out]\n" if size > limit else ""
+    return note + data.decode("utf-8", "replace")
 
 
 def replay_html(results: Path, game_id: str, assets: str) -> str | None:

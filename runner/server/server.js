@@ -18,7 +18,15 @@
     t.appendChild(head);
     rows.forEach(cells => {
       const tr = el("tr");
-      cells.forEach(([value, num]) => tr.appendChild(el("td", value, num ? "num" : "")));
+      cells.forEach(([value, num, href]) => {
+        const cell = el("td", href ? null : value, num ? "num" : "");
+        if (href) {
+          const link = el("a", value);
+          link.href = href;
+          cell.appendChild(link);
+        }
+        tr.appendChild(cell);
+      });
       t.appendChild(tr);
     });
     return t;
@@ -35,7 +43,7 @@
     data.boards.forEach(board => {
       fresh.appendChild(el("h2", board.title));
       fresh.appendChild(table(["#", "bot", "Elo", "95% interval", "games", "score %", "W-D-L", "faults"],
-        board.rows.map(r => [[r.rank, true], [r.bot], [Math.round(r.elo), true], [r.interval, true],
+        board.rows.map(r => [[r.rank, true], [r.bot, false, "/bots/" + encodeURIComponent(r.bot)], [Math.round(r.elo), true], [r.interval, true],
           [r.games, true], [r.score_percent.toFixed(1), true], [`${r.wins}-${r.draws}-${r.losses}`, true],
           [r.faults, true]])));
       board.notes.forEach(note => fresh.appendChild(el("p", note, "note")));
