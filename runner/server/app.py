@@ -535,8 +535,9 @@ async def bot_log(request: Request) -> Response:
     return PlainTextResponse(text or "(nothing on stderr yet)")
 
 
-async def retire(request: Request) -> Response:
-    league: League = request.app.state.league
+async def organiser_form(request: Request, what: str) -> tuple[Participant, Any] | Response:
+    """The organiser and the form of an organiser's POST, or the refusal: 401 without a session, 403 for
+    a form not issued to it (or sent before) or for anyone but the organiser."""
     who = page_user(request)
     if who is None:
         return _refusal(401, "log in first")
@@ -544,8 +545,16 @@ async def retire(request: Request) -> Response:
     if not await _redeemed(request, form, request.cookies.get(SESSION_COOKIE, "")):
         return _refusal(403, "this form has expired or was already sent; open the page again")
     if not who.is_organiser:
-        return _refusal(403, "only the organiser can retire a bot")
-    bot = str(form.get("bot", ""))
+        return _refusal(403, f"only the organiser can {what}")
+    return who, form
+
+
+async def retire(request: Request) -> Response:
+    league: League = request.app.state.league
+    allowed = await organiser_form(request, "retire a bot")
+    if isinstance(allowed, Response):
+        return allowed
+    bot = str(allowed[1].get("bot", ""))
     if not league.accounts.retire(bot):
         return _refusal(404, "no such bot")
     return RedirectResponse(f"/bots/{quote(bot)}", status_code=303)
@@ -560,14 +569,9 @@ async def replay(request: Request) -> Response:
 
 async def pause(request: Request) -> Response:
     league: League = request.app.state.league
-    who = page_user(request)
-    if who is None:
-        return _refusal(401, "log in first")
-    form = await request.form()
-    if not await _redeemed(request, form, request.cookies.get(SESSION_COOKIE, "")):
-        return _refusal(403, "this form has expired or was already sent; open your page again")
-    if not who.is_organiser:
-        return _refusal(403, "only the organiser can pause play")
+    allowed = await organiser_form(request, "pause play")
+    if isinstance(allowed, Response):
+        return allowed
     league.accounts.set_flag("paused", not league.accounts.flag("paused"))
     return RedirectResponse("/me", status_code=303)
 
