@@ -9,13 +9,16 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,6 +26,8 @@ pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
 from cardarena.samples import SAMPLE_BOTS  # noqa: E402
+from cardarena.server.accounts import Accounts  # noqa: E402
+from cardarena.tournament.store import ResultStore  # noqa: E402
 
 CARDARENA = [sys.executable, "-m", "cardarena.cli"]
 WAIT = 40.0  # seconds at most for the checks and the first games on a loaded machine
@@ -44,39 +49,87 @@ def board(url: str) -> dict:
         return json.load(answer)
 
 
+@dataclass
+class Server:
+    """A running `cardarena serve` and what its tests need of it."""
+
+    folder: Path
+    tokens: dict[str, str]
+    process: subprocess.Popen | None = None
+    url: str = ""
+
+    def start(self) -> None:
+        port = free_port()
+        self.process = subprocess.Popen(CARDARENA + ["serve", "league.toml", "--port", str(port), "--check-games", "2",
+                                                     "--check-workers", "2", "--jobs", "1"],
+                                        cwd=self.folder, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                board(self.url)
+                return
+            except OSError:
+                assert self.process.poll() is None, self.process.stdout.read()
+                assert time.monotonic() < deadline, "the server did not answer within 20 s"
+                time.sleep(0.1)
+
+    def stop(self) -> None:
+        self.process.send_signal(signal.SIGINT)
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     organiser = tmp_path_factory.mktemp("organiser")
     (organiser / "league.toml").write_text('name = "class"\ngames = ["casino"]\ndeals = 2\n')
     added = cardarena("serve", "league.toml", "--add-participant", "alice", "--add-participant", "bob", cwd=organiser)
     assert added.returncode == 0, added.stderr
-    tokens = dict(line.split(": ") for line in added.stdout.splitlines())
-    port = free_port()
-    process = subprocess.Popen(CARDARENA + ["serve", "league.toml", "--port", str(port), "--check-games", "2",
-                                            "--check-workers", "2", "--jobs", "1"],
-                               cwd=organiser, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 20
-    while True:
-        try:
-            board(url)
-            break
-        except OSError:
-            assert process.poll() is None and time.monotonic() < deadline, process.stdout.read() if process.poll() else ""
-            time.sleep(0.1)
+    running = Server(organiser, dict(line.split(": ") for line in added.stdout.splitlines()))
+    running.start()
     try:
-        yield url, tokens, organiser
+        yield running
     finally:
-        process.send_signal(signal.SIGINT)
+        running.stop()
+
+
+def wait_for(what: str, condition: Any, seconds: float = WAIT) -> Any:
+    """The first true value of `condition()`, asked every half second for at most `seconds`."""
+    deadline = time.monotonic() + seconds
+    while not (value := condition()):
+        assert time.monotonic() < deadline, f"{what}: not within {seconds} s"
+        time.sleep(0.5)
+    return value
+
+
+def live_bots(url: str) -> set[str]:
+    return {row["bot"] for b in board(url)["boards"] for row in b["rows"]}
+
+
+def children(pid: int) -> set[int]:
+    """The processes whose parent is `pid` (from /proc)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
         try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if entry.name.isdigit() and int(fields[1]) == pid:
+            found.add(int(entry.name))
+    return found
+
+
+def finished_ids(results: Path) -> set[str]:
+    with ResultStore(results) as store:
+        return store.finished_ids()
 
 
 def test_two_submitted_bots_are_checked_played_and_rated_live(server, tmp_path):
-    url, tokens, organiser = server
+    url, tokens, organiser = server.url, server.tokens, server.folder
     elsewhere = tmp_path / "participant"
     elsewhere.mkdir()
     submits = {name: subprocess.Popen(CARDARENA + ["submit", url, str(SAMPLE_BOTS / bot)], cwd=elsewhere, text=True,
@@ -87,14 +140,8 @@ def test_two_submitted_bots_are_checked_played_and_rated_live(server, tmp_path):
         out, err = submit.communicate(timeout=120)
         assert submit.returncode == 0, out + err
         assert f"PASS: {name}-s" in out and f"it plays as {name}-v1" in err
-    deadline = time.monotonic() + WAIT
-    while True:
-        data = board(url)
-        bots = {row["bot"] for b in data["boards"] for row in b["rows"]}
-        if bots == {"alice-v1", "bob-v1"}:
-            break
-        assert time.monotonic() < deadline, f"no games after {WAIT} s: {data}"
-        time.sleep(0.5)
+    wait_for("both bots on the live board", lambda: live_bots(url) == {"alice-v1", "bob-v1"})
+    data = board(url)
     assert data["games"] >= 2 and data["recent"]
     printed = cardarena("leaderboard", str(organiser / "results" / "class.sqlite"), "--format", "json", cwd=organiser)
     assert printed.returncode == 0, printed.stderr
@@ -102,7 +149,7 @@ def test_two_submitted_bots_are_checked_played_and_rated_live(server, tmp_path):
 
 
 def test_a_bot_that_fails_its_check_gets_the_report_and_exit_status_1(server, tmp_path):
-    url, tokens, _ = server
+    url, tokens = server.url, server.tokens
     bot = tmp_path / "broken"
     bot.mkdir()
     (bot / "bot.toml").write_text('name = "broken"\ncommand = ["python3", "-c", "import sys; sys.exit(3)"]\n')
@@ -112,3 +159,49 @@ def test_a_bot_that_fails_its_check_gets_the_report_and_exit_status_1(server, tm
     assert "failed its check: it does not play" in done.stderr
     wrong = cardarena("submit", url, str(bot), "--token", "ca_000000000000_nope", cwd=tmp_path)
     assert wrong.returncode == 1 and "401" in wrong.stderr
+
+
+def test_a_server_killed_during_play_and_a_check_loses_nothing(server, tmp_path):
+    """SIGKILL while games are played and a new version is being checked: its processes die with it;
+    started again, every finished game and the accepted submission are there (the submission is
+    checked then), play goes on, and the live board equals `cardarena leaderboard` of the file."""
+    results = server.folder / "results" / "class.sqlite"
+    wait_for("games being played", lambda: len(finished_ids(results)) >= 4)
+    newer = tmp_path / "random2"
+    shutil.copytree(SAMPLE_BOTS / "random", newer)
+    (newer / "bot.toml").write_text((newer / "bot.toml").read_text().replace('"1"', '"2"'))
+    accepted = cardarena("submit", server.url, str(newer), "--wait", "0", cwd=tmp_path,
+                         env={"CARDARENA_TOKEN": server.tokens["alice"]})
+    assert accepted.returncode == 0, accepted.stderr
+    helpers = children(server.process.pid)
+    assert helpers  # the play process and a check process at least
+    server.process.kill()
+    server.process.wait()
+    before = finished_ids(results)
+    wait_for("the play and check processes ending with the server", lambda: not any(
+        Path(f"/proc/{pid}").exists() and "Z" not in Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1][:3]
+        for pid in helpers), 10)
+    server.start()
+    wait_for("the submission accepted before the kill checked after it", lambda: "alice-v2" in live_bots(server.url))
+    wait_for("play going on", lambda: len(finished_ids(results)) > len(before) + 2)
+    assert before <= finished_ids(results)
+    Accounts(server.folder / "results" / "class.server.sqlite").set_flag("paused", True)
+    settled = wait_for("play pausing", lambda: _settled(results), 20)
+    rows = wait_for("the board catching up", lambda: _rows(board(server.url)) if board(server.url)["games"] == settled
+                    else None, 10)
+    printed = cardarena("leaderboard", str(results), "--format", "json", cwd=server.folder)
+    fresh = {row["bot"]: row for b in json.loads(printed.stdout) for row in b["rows"]}
+    assert rows == {bot: row for bot, row in fresh.items() if bot in rows}
+    assert set(rows) == {"alice-v2", "bob-v1"} and "alice-v1" in fresh  # the old version keeps its games
+
+
+def _settled(results: Path) -> int | None:
+    """The game count once it stays put for two seconds (the round in flight finished), else None."""
+    count = len(finished_ids(results))
+    time.sleep(2)
+    return count if len(finished_ids(results)) == count else None
+
+
+def _rows(data: dict) -> dict[str, dict]:
+    return {row["bot"]: {key: value for key, value in row.items() if key != "interval"}
+            for b in data["boards"] for row in b["rows"]}

@@ -155,7 +155,7 @@ def _call(url: str, token: str, data: bytes | None = None) -> tuple[int, dict[st
 @click.option("--token", envvar="CARDARENA_TOKEN", required=True,
               help="Your participant token (or set CARDARENA_TOKEN, which keeps it out of your shell history).")
 @click.option("--wait", type=click.FloatRange(0), default=CHECK_WAIT, show_default=True,
-              help="Seconds to wait for the check report (0: do not wait).")
+              help="Seconds to wait for the check report (0: exit once the upload is accepted).")
 def submit(url: str, bot_dir: Path, token: str, wait: float) -> None:
     """Upload the bot in BOTDIR to the league server at URL, then print its check report; exit status 0
     when it passed (it plays as your new version), 1 when it failed or was refused."""
@@ -165,6 +165,8 @@ def submit(url: str, bot_dir: Path, token: str, wait: float) -> None:
     if status != 202:
         raise click.ClickException(f"{base}: {status}: {answer.get('error', 'the upload was refused')}")
     click.echo(f"submission {answer['id']} accepted ({len(archive):,} bytes); checking…", err=True)
+    if wait == 0:
+        return
     deadline = time.monotonic() + wait
     while True:
         status, state = _call(f"{base}/api/submissions/{answer['id']}", token)

@@ -45,7 +45,7 @@ GAUNTLET_INTERVAL = 150.0
 #: ... or until it has played this many games (a bot whose interval cannot narrow: a perfect score)
 GAUNTLET_GAMES = 200
 IDLE_SECONDS = 1.0  # how often the play loop looks for work when there is none (paused, or too few bots)
-RATING_RESAMPLES = 100  # bootstrap resamples behind the gauntlet's intervals and the live board
+RATING_RESAMPLES = 100  # bootstrap resamples behind the gauntlet's intervals
 
 
 class ServerLeagueError(ValueError):
@@ -261,7 +261,7 @@ def live_boards(results: Path, current: set[str]) -> dict[str, Any]:
     with ResultStore(results) as store:
         games = list(store.games())
     try:
-        boards = leaderboards(games, bootstrap=RATING_RESAMPLES)
+        boards = leaderboards(games)  # the defaults of `cardarena leaderboard`: the same board on the same file
     except RatingError as error:
         return {"games": len(games), "boards": [], "note": str(error)}
     return {"games": len(games), "boards": [
