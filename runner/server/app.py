@@ -74,14 +74,18 @@ class RateLimit:
         self.count, self.seconds = count, seconds
         self.events: dict[str, deque[float]] = defaultdict(deque)
 
-    def allow(self, key: str) -> bool:
-        now = time.monotonic()
+    def full(self, key: str) -> bool:
+        """Whether `key` has used up its events for now (without counting one)."""
         events = self.events[key]
-        while events and events[0] < now - self.seconds:
+        while events and events[0] < time.monotonic() - self.seconds:
             events.popleft()
-        if len(events) >= self.count:
+        return len(events) >= self.count
+
+    def allow(self, key: str) -> bool:
+        """Count an event of `key`, unless it has used them up (then False)."""
+        if self.full(key):
             return False
-        events.append(now)
+        self.events[key].append(time.monotonic())
         return True
 
 
@@ -362,13 +366,14 @@ def _cookie(response: Response, request: Request, name: str, value: str, seconds
 
 async def login(request: Request) -> Response:
     league: League = request.app.state.league
-    if not league.logins.allow(_client(request)):
-        return _refusal(429, "too many log-in attempts from this address; wait a minute")
+    if league.logins.full(_client(request)):  # wrong tokens only count: a class behind one address logs in at once
+        return _refusal(429, "too many wrong tokens from this address; wait a minute")
     form = await request.form()
     if not await _redeemed(request, form, request.cookies.get(PRE_COOKIE, "")):
         return _refusal(403, "this form has expired or was already sent; open the log-in page again")
     who = league.accounts.authenticate(str(form.get("token", "")).strip())
     if who is None:
+        league.logins.allow(_client(request))
         return _refusal(401, "wrong token")
     response = RedirectResponse("/me", status_code=303)
     _cookie(response, request, SESSION_COOKIE, league.accounts.open_session(who), 12 * 3600)
