@@ -16,7 +16,7 @@ pytest.importorskip("httpx")
 from starlette.testclient import TestClient  # noqa: E402
 
 from cardarena.server.accounts import ORGANISER, Accounts  # noqa: E402
-from cardarena.server.app import CONTENT_SECURITY_POLICY, MAX_REQUEST, Settings, create_app  # noqa: E402
+from cardarena.server.app import CONTENT_SECURITY_POLICY, MAX_REQUEST, PAGE_POLICY, Settings, create_app  # noqa: E402
 
 
 @pytest.fixture
@@ -65,6 +65,7 @@ def test_every_page_carries_the_strict_csp_and_no_inline_script(league):
     assert answer.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
     assert "'unsafe-inline'" not in CONTENT_SECURITY_POLICY
     assert answer.headers["x-frame-options"] == "DENY"
+    assert f'content="{PAGE_POLICY}"' in answer.text.replace("&#x27;", "'")  # the page's own meta, too
     assert re.findall(r"<script(?![^>]*\bsrc=)[^>]*>", answer.text) == []  # every script is a file of this server
     assert client.get("/static/server.js").headers["content-type"].startswith("text/javascript")
     assert client.get("/static/../accounts.py").status_code == 404

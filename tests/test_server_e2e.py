@@ -10,15 +10,9 @@ import json
 import os
 import re
 import shutil
-import signal
-import socket
 import subprocess
-import sys
 import time
-import urllib.request
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -28,86 +22,16 @@ pytest.importorskip("uvicorn")
 from cardarena.samples import SAMPLE_BOTS  # noqa: E402
 from cardarena.server.accounts import Accounts  # noqa: E402
 from cardarena.tournament.store import ResultStore  # noqa: E402
-
-CARDARENA = [sys.executable, "-m", "cardarena.cli"]
-WAIT = 40.0  # seconds at most for the checks and the first games on a loaded machine
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def cardarena(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(CARDARENA + list(args), cwd=cwd, capture_output=True, text=True, timeout=120,
-                          env={**os.environ, **(env or {})})
-
-
-def board(url: str) -> dict:
-    with urllib.request.urlopen(f"{url}/api/leaderboard", timeout=10) as answer:
-        return json.load(answer)
-
-
-@dataclass
-class Server:
-    """A running `cardarena serve` and what its tests need of it."""
-
-    folder: Path
-    tokens: dict[str, str]
-    process: subprocess.Popen | None = None
-    url: str = ""
-
-    def start(self) -> None:
-        port = free_port()
-        self.process = subprocess.Popen(CARDARENA + ["serve", "league.toml", "--port", str(port), "--check-games", "2",
-                                                     "--check-workers", "2", "--jobs", "1"],
-                                        cwd=self.folder, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        self.url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                board(self.url)
-                return
-            except OSError:
-                assert self.process.poll() is None, self.process.stdout.read()
-                assert time.monotonic() < deadline, "the server did not answer within 20 s"
-                time.sleep(0.1)
-
-    def stop(self) -> None:
-        self.process.send_signal(signal.SIGINT)
-        try:
-            self.process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+from tests.server_support import CARDARENA, board, cardarena, league_server, live_bots, wait_for  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    organiser = tmp_path_factory.mktemp("organiser")
-    (organiser / "league.toml").write_text('name = "class"\ngames = ["casino"]\ndeals = 2\n')
-    added = cardarena("serve", "league.toml", "--add-participant", "alice", "--add-participant", "bob", cwd=organiser)
-    assert added.returncode == 0, added.stderr
-    running = Server(organiser, dict(line.split(": ") for line in added.stdout.splitlines()))
-    running.start()
+    running = league_server(tmp_path_factory.mktemp("organiser"))
     try:
         yield running
     finally:
         running.stop()
-
-
-def wait_for(what: str, condition: Any, seconds: float = WAIT) -> Any:
-    """The first true value of `condition()`, asked every half second for at most `seconds`."""
-    deadline = time.monotonic() + seconds
-    while not (value := condition()):
-        assert time.monotonic() < deadline, f"{what}: not within {seconds} s"
-        time.sleep(0.5)
-    return value
-
-
-def live_bots(url: str) -> set[str]:
-    return {row["bot"] for b in board(url)["boards"] for row in b["rows"]}
 
 
 def children(pid: int) -> set[int]:

@@ -38,8 +38,10 @@ from cardarena.server.accounts import CHECKING, PASSED, AccountError, Accounts, 
 from cardarena.server.unpack import Caps, UploadRefused, unpack
 
 #: scripts, styles and API calls from this server only; nothing inline, no plug-ins, no framing
-CONTENT_SECURITY_POLICY = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src data:; "
-                           "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+PAGE_POLICY = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src data:; connect-src 'self'; "
+               "form-action 'self'; base-uri 'none'")
+#: ... and, in the header (a page's <meta> cannot say it), no framing by other sites
+CONTENT_SECURITY_POLICY = PAGE_POLICY + "; frame-ancestors 'none'"
 MAX_REQUEST = 64 << 10  # bytes of any request body but an upload
 MAX_UPLOAD = 16 << 20  # bytes of an uploaded archive (its unpacked size: unpack.Caps)
 SESSION_COOKIE, PRE_COOKIE = "ca_session", "ca_pre"
@@ -302,8 +304,8 @@ async def _redeemed(request: Request, form: Any, key: str) -> bool:
 
 def _html(title: str, body: str, status: int = 200, headers: dict[str, str] | None = None) -> HTMLResponse:
     script = '<script src="/static/server.js"></script>'
-    return HTMLResponse(page(title, f"<main>{body}</main>{script}", assets_beside="/static/"), status_code=status,
-                        headers=headers)
+    return HTMLResponse(page(title, f"<main>{body}</main>{script}", assets_beside="/static/",
+                             csp=PAGE_POLICY), status_code=status, headers=headers)
 
 
 def _refusal(status: int, text: str) -> HTMLResponse:
