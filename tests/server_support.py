@@ -40,13 +40,14 @@ class Server:
 
     folder: Path
     tokens: dict[str, str]
+    options: tuple[str, ...] = ("--round-games", "16")  # short rounds: a test waits for one to end
     process: subprocess.Popen | None = None
     url: str = ""
 
     def start(self) -> None:
         port = free_port()
         self.process = subprocess.Popen(CARDARENA + ["serve", "league.toml", "--port", str(port), "--check-games", "2",
-                                                     "--check-workers", "2", "--jobs", "1"],
+                                                     "--check-workers", "2", "--jobs", "1", *self.options],
                                         cwd=self.folder, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 20
@@ -84,7 +85,7 @@ def live_bots(url: str) -> set[str]:
 def league_server(organiser: Path) -> Server:
     """A running server of a one-game league (casino) in `organiser`, with participants alice and bob."""
     organiser.mkdir(exist_ok=True)
-    (organiser / "league.toml").write_text('name = "class"\ngames = ["casino"]\ndeals = 2\n')
+    (organiser / "league.toml").write_text('name = "class"\ngames = ["casino"]\n')
     added = cardarena("serve", "league.toml", "--add-participant", "alice", "--add-participant", "bob", cwd=organiser)
     assert added.returncode == 0, added.stderr
     running = Server(organiser, dict(line.split(": ") for line in added.stdout.splitlines()))

@@ -63,6 +63,7 @@ class Settings:
     jobs: int | None = None  # play worker processes
     check_workers: int = 1
     check_games: int | None = None  # games per game in a check (None: every seating once)
+    round_games: int = league_play.ROUND_GAMES  # games in a round of play, about
     submissions_per_hour: int = 30
     logins_per_minute: int = 10
     caps: Caps = field(default_factory=Caps)
@@ -156,6 +157,7 @@ class League:
         self.logins = RateLimit(settings.logins_per_minute, 60)
         self.submissions = RateLimit(settings.submissions_per_hour, 3600)
         self.checks: ProcessPoolExecutor | None = None
+        self.board_worker: ProcessPoolExecutor | None = None
         self.player: Any = None
         self.board: tuple[float, dict[str, Any]] | None = None
         self.board_lock = asyncio.Lock()
@@ -166,6 +168,8 @@ class League:
     async def start(self) -> None:
         self.checks = ProcessPoolExecutor(self.settings.check_workers, mp_context=league_play.process_context(),
                                           initializer=league_play.die_with_parent)
+        self.board_worker = ProcessPoolExecutor(1, mp_context=league_play.process_context(),
+                                                initializer=league_play.die_with_parent)
         for submission in self.accounts.unchecked():  # accepted before a crash: checked now
             self.queue_check(submission.id, submission.folder, self.accounts.participant(submission.participant))
         if self.settings.play:
@@ -175,7 +179,8 @@ class League:
     def start_player(self) -> None:
         """Start the play process (not a daemon: it starts worker processes of its own)."""
         self.player = league_play.process_context().Process(target=_play, name="cardarena-play", args=(
-            self.settings.league_file, self.settings.accounts_path, self.settings.logs, self.settings.jobs))
+            self.settings.league_file, self.settings.accounts_path, self.settings.logs, self.settings.jobs,
+            self.settings.round_games))
         self.player.start()
 
     async def watch_player(self) -> None:
@@ -195,8 +200,9 @@ class League:
             await asyncio.to_thread(self.player.join, 15)
             if self.player.is_alive():
                 self.player.kill()
-        if self.checks is not None:
-            self.checks.shutdown(wait=False, cancel_futures=True)
+        for pool in (self.checks, self.board_worker):
+            if pool is not None:
+                pool.shutdown(wait=False, cancel_futures=True)
         self.accounts.close()
 
     # -- submissions ----------------------------------------------------------------------------
@@ -245,19 +251,25 @@ class League:
     # -- the live board -------------------------------------------------------------------------
 
     async def live_board(self) -> dict[str, Any]:
+        """The boards of the current versions and the latest games, as plain data (recomputed at most
+        every BOARD_SECONDS: a hundred requests a second cost one computation)."""
         async with self.board_lock:
             if self.board is None or time.monotonic() - self.board[0] > BOARD_SECONDS:
                 current = {version.bot for version in self.accounts.versions(current_only=True)}
-                data = await asyncio.to_thread(league_play.live_boards, self.settings.results, current)
+                if self.settings.results.exists():
+                    data = await asyncio.wrap_future(self.board_worker.submit(
+                        league_play.board_snapshot, self.settings.results, current))
+                else:  # no game yet: nothing to compute
+                    data = league_play.board_snapshot(self.settings.results, current)
                 data["paused"] = self.accounts.flag("paused")
                 self.board = (time.monotonic(), data)
             return self.board[1]
 
 
-def _play(league_file: Path, accounts_path: Path, logs: Path, jobs: int | None) -> None:
+def _play(league_file: Path, accounts_path: Path, logs: Path, jobs: int | None, round_games: int) -> None:
     """The play process's body."""
     league_play.die_with_parent()
-    league_play.play_forever(league_file, accounts_path, logs, jobs)
+    league_play.play_forever(league_file, accounts_path, logs, jobs, round_games)
 
 
 # -- authentication -------------------------------------------------------------------------------
@@ -333,9 +345,7 @@ async def leaderboard_page(request: Request) -> Response:
 
 async def leaderboard_json(request: Request) -> Response:
     league: League = request.app.state.league
-    board = await league.live_board()
-    recent = await asyncio.to_thread(league_play.recent_games, league.settings.results, None, 20)
-    return JSONResponse({**board, "recent": recent})
+    return JSONResponse(await league.live_board())  # computed at most every BOARD_SECONDS, whoever asks
 
 
 async def static(request: Request) -> Response:

@@ -50,9 +50,11 @@ def server_files(league_file: Path, results: Path) -> dict[str, Path]:
               help="Uploads checked at once.")
 @click.option("--check-games", type=click.IntRange(1, 1000),
               help="Games per game in an upload's check [default: one in every seat of every table size].")
+@click.option("--round-games", type=click.IntRange(2, 100_000), default=256, show_default=True,
+              help="Games in a round of play, about: fewer let a new version start sooner, more start bots less often.")
 def serve(league_file: Path, host: str, port: int, participants: tuple[str, ...], organisers: tuple[str, ...],
           renewed: tuple[str, ...], open_signup: bool, jobs: int | None, check_workers: int,
-          check_games: int | None) -> None:
+          check_games: int | None, round_games: int) -> None:
     """Run a league server for LEAGUE (a league file: games, limits, sandbox; no bots): participants
     upload bots, which are checked, then played continuously and rated on a live leaderboard.
 
@@ -81,12 +83,15 @@ def serve(league_file: Path, host: str, port: int, participants: tuple[str, ...]
         accounts.close()
     except (AccountError, OSError) as error:
         raise click.ClickException(str(error)) from None
-    _serve(league_file, league.results, files, host, port, open_signup, jobs, check_workers, check_games)
+    _serve(league_file, league.results, files, host, port,
+           {"open_signup": open_signup, "jobs": jobs, "check_workers": check_workers, "check_games": check_games,
+            "round_games": round_games})
 
 
-def _serve(league_file: Path, results: Path, files: dict[str, Path], host: str, port: int, open_signup: bool,
-           jobs: int | None, check_workers: int, check_games: int | None) -> None:
-    """Start the web server (with its play and check processes) until ^C or SIGTERM."""
+def _serve(league_file: Path, results: Path, files: dict[str, Path], host: str, port: int,
+           options: dict[str, Any]) -> None:
+    """Start the web server (with its play and check processes) until ^C or SIGTERM; `options` are
+    the Settings given on the command line."""
     try:
         import uvicorn
 
@@ -99,7 +104,7 @@ def _serve(league_file: Path, results: Path, files: dict[str, Path], host: str, 
     require_sandbox(read_server_league(league_file).league.limits.sandbox)
     settings = Settings(league_file=league_file.resolve(), accounts_path=files["accounts"].resolve(),
                         results=results.resolve(), bots_folder=files["bots"].resolve(), logs=files["logs"].resolve(),
-                        open_signup=open_signup, jobs=jobs, check_workers=check_workers, check_games=check_games)
+                        **options)
     click.echo(f"serving {league_file} at http://{host}:{port}/ (results: {results}; ^C stops)", err=True)
     uvicorn.run(create_app(settings), host=host, port=port, log_level="warning", server_header=False)
 

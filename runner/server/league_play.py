@@ -38,12 +38,16 @@ from cardarena.tournament.schedule import PlannedMatch, schedule
 from cardarena.tournament.store import ResultStore, StoreError
 
 #: league-file keys that describe one fixed tournament, not a league that participants join
-NOT_FOR_A_SERVER = ("bots", "exclude", "format", "challengers", "baseline", "sprt", "max_games", "deal_seed")
+NOT_FOR_A_SERVER = ("bots", "exclude", "format", "challengers", "baseline", "sprt", "max_games", "deal_seed", "deals")
 #: a new version plays the gauntlet (only tables with it and the field) until its overall 95% rating
 #: interval is at most this many Elo wide (±75: its place among bots 150 Elo apart is known) ...
 GAUNTLET_INTERVAL = 150.0
 #: ... or until it has played this many games (a bot whose interval cannot narrow: a perfect score)
 GAUNTLET_GAMES = 200
+#: a round plays about this many games by default (serve --round-games): enough that starting every
+#: table's bots afresh costs little, few enough that a new version waits seconds, not hours, to play
+ROUND_GAMES = 256
+ROUND_DEALS = 32  # deals of one table in a round at most (a league of two bots plays 64 games a round)
 IDLE_SECONDS = 1.0  # how often the play loop looks for work when there is none (paused, or too few bots)
 RATING_RESAMPLES = 100  # bootstrap resamples behind the gauntlet's intervals
 
@@ -79,9 +83,11 @@ def read_server_league(path: Path) -> ServerLeague:
     try:
         data = read_league_file(path)
         given = sorted(key for key in NOT_FOR_A_SERVER if key in data)
+        given += [f"[game.{name}] deals" for name, table in data.get("game", {}).items()
+                  if isinstance(table, dict) and "deals" in table]
         if given:
             raise LeagueError(f"{path}: {', '.join(given)}: a league server's bots are the participants' uploads, "
-                              "played continuously; leave these keys out")
+                              "played continuously in rounds it sizes itself; leave these keys out")
         # build_league validates games, limits and sandbox the way `run` does; it wants two bots
         placeholders = ["placeholder-1=true", "placeholder-2=true"]
         league = build_league({**data, "bots": placeholders}, path.parent, str(path))
@@ -138,7 +144,8 @@ def check_upload(league_file: Path, folder: str, bot: str, games_per_game: int |
 
 # -- playing continuously --------------------------------------------------------------------------
 
-def play_forever(league_file: Path, accounts_path: Path, logs: Path, jobs: int | None) -> None:
+def play_forever(league_file: Path, accounts_path: Path, logs: Path, jobs: int | None,
+                 round_games: int = ROUND_GAMES) -> None:
     """The play loop (the play process's body): round after round among the current versions, each
     finished game committed to the results file as it arrives, until the server stops it (SIGTERM:
     the games in flight are abandoned, their bots stopped) or dies."""
@@ -149,6 +156,7 @@ def play_forever(league_file: Path, accounts_path: Path, logs: Path, jobs: int |
     with open_results(server) as store:
         deal_key = store.deal_secret()
         loaded: dict[str, Entrant] = {}
+        established: set[str] = set()  # versions out of their gauntlet: a version never changes, so they stay out
         while True:
             if accounts.flag("paused"):
                 time.sleep(IDLE_SECONDS)
@@ -162,7 +170,9 @@ def play_forever(league_file: Path, accounts_path: Path, logs: Path, jobs: int |
             if len(entrants) < 2:
                 time.sleep(IDLE_SECONDS)
                 continue
-            matches = plan_round(server, entrants, in_gauntlet(store, entrants), accounts.next_round(), deal_key)
+            gauntlet = in_gauntlet(store, entrants) if set(entrants) - established else []
+            established |= set(entrants) - set(gauntlet)
+            matches = plan_round(server, entrants, gauntlet, accounts.next_round(), deal_key, round_games)
             if not matches:  # the bots share no game of the league
                 time.sleep(IDLE_SECONDS)
                 continue
@@ -217,17 +227,28 @@ def overall_rows(store: ResultStore) -> list[Any]:
 
 
 def plan_round(server: ServerLeague, entrants: Mapping[str, Entrant], gauntlet: list[str], number: int,
-               deal_key: str) -> list[PlannedMatch]:
-    """Round `number`: each game's `deals` (league file) at every table, each in every seat rotation.
-    While some versions are new (and others are not), the tables are their gauntlet against the
-    field; else the balanced round robin of every current version. Deals are numbered on from round
-    to round (round r holds deals r*D to r*D+D-1, D the most deals of a game) and dealt from the
-    results file's secret and the round."""
+               deal_key: str, round_games: int = ROUND_GAMES) -> list[PlannedMatch]:
+    """Round `number`: about `round_games` games. While some versions are new (and others are not), the
+    tables are their gauntlet against the field; else the balanced round robin of every current
+    version. Every table plays the same deals, each in every seat rotation: as many as fit
+    (ROUND_DEALS at most); when one deal at every table is already too many, a balanced sample of the
+    tables, drawn afresh each round. Deals are numbered on from round to round (round r holds deals
+    r*ROUND_DEALS onwards) and dealt from the results file's secret and the round."""
     challengers = gauntlet if 0 < len(gauntlet) < len(entrants) else []
     plays = {bot: server.games_of(entrant) for bot, entrant in entrants.items()}
-    matches = schedule(plays, server.league.games, server.league.seed + number, challengers,
-                       server.league.max_tables, deal_key=f"{deal_key}/round {number}")
-    first = number * max(settings.deals for settings in server.league.games)
+
+    def tables(deals: int, max_tables: int) -> list[PlannedMatch]:
+        games = [replace(settings, deals=deals) for settings in server.league.games]
+        return schedule(plays, games, server.league.seed + number, challengers, max_tables,
+                        deal_key=f"{deal_key}/round {number}")
+
+    matches = tables(1, server.league.max_tables)
+    per_deal = sum(len(match.games) for match in matches)
+    if per_deal > round_games:
+        matches = tables(1, max(1, server.league.max_tables * round_games // per_deal))
+    elif per_deal:
+        matches = tables(min(ROUND_DEALS, round_games // per_deal), server.league.max_tables)
+    first = number * ROUND_DEALS
     return [replace(match, games=tuple(
         replace(game, game_id=f"{match.match_id}/d{first + game.deal}/r{game.rotation}", deal=first + game.deal)
         for game in match.games)) for match in matches]
@@ -268,6 +289,12 @@ def live_boards(results: Path, current: set[str]) -> dict[str, Any]:
         {"title": board.title, "games": board.games, "notes": board.notes,
          "rows": [_finite(row.to_dict()) | {"interval": row.interval_text()} for row in board.rows if row.bot in current]}
         for board in boards]}
+
+
+def board_snapshot(results: Path, current: set[str], recent: int = 20) -> dict[str, Any]:
+    """What the live board shows: `live_boards` and the `recent` latest games (computed in a process of
+    its own: a large board holds the interpreter for a second, which the web server must not wait on)."""
+    return {**live_boards(results, current), "recent": recent_games(results, None, recent)}
 
 
 def _finite(row: dict[str, Any]) -> dict[str, Any]:
