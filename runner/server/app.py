@@ -167,7 +167,7 @@ class League:
 
     async def start(self) -> None:
         self.checks = ProcessPoolExecutor(self.settings.check_workers, mp_context=league_play.process_context(),
-                                          initializer=league_play.die_with_parent)
+                                          initializer=league_play.background)
         self.board_worker = ProcessPoolExecutor(1, mp_context=league_play.process_context(),
                                                 initializer=league_play.die_with_parent)
         for submission in self.accounts.unchecked():  # accepted before a crash: checked now
@@ -268,7 +268,7 @@ class League:
 
 def _play(league_file: Path, accounts_path: Path, logs: Path, jobs: int | None, round_games: int) -> None:
     """The play process's body."""
-    league_play.die_with_parent()
+    league_play.background()
     league_play.play_forever(league_file, accounts_path, logs, jobs, round_games)
 
 

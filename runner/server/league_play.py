@@ -14,6 +14,7 @@ from __future__ import annotations
 import ctypes
 import math
 import multiprocessing
+import os
 import signal
 import time
 from dataclasses import dataclass, replace
@@ -48,6 +49,7 @@ GAUNTLET_GAMES = 200
 #: table's bots afresh costs little, few enough that a new version waits seconds, not hours, to play
 ROUND_GAMES = 256
 ROUND_DEALS = 32  # deals of one table in a round at most (a league of two bots plays 64 games a round)
+BACKGROUND_NICENESS = 10  # how much lower the check and play processes' priority is than the web server's
 IDLE_SECONDS = 1.0  # how often the play loop looks for work when there is none (paused, or too few bots)
 RATING_RESAMPLES = 100  # bootstrap resamples behind the gauntlet's intervals
 
@@ -106,6 +108,13 @@ def die_with_parent() -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # ^C is for the server, which stops us in order
+
+
+def background() -> None:
+    """Set up a check or play process: it dies with the server, and yields the CPU to it (nice), so
+    that pages and uploads are answered promptly however many games and checks are under way."""
+    die_with_parent()
+    os.nice(BACKGROUND_NICENESS)
 
 
 def process_context() -> Any:
