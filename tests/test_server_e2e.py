@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -64,9 +65,9 @@ def test_two_submitted_bots_are_checked_played_and_rated_live(server, tmp_path):
         out, err = submit.communicate(timeout=120)
         assert submit.returncode == 0, out + err
         assert f"PASS: {name}-s" in out and f"it plays as {name}-v1" in err
-    wait_for("both bots on the live board", lambda: live_bots(url) == {"alice-v1", "bob-v1"})
-    data = board(url)
-    assert data["games"] >= 2 and data["recent"]
+    data = wait_for("both bots on the live board", lambda: (data := board(url))["games"] >= 2 and {
+        row["bot"] for b in data["boards"] for row in b["rows"]} == {"alice-v1", "bob-v1"} and data)
+    assert data["recent"]
     printed = cardarena("leaderboard", str(organiser / "results" / "class.sqlite"), "--format", "json", cwd=organiser)
     assert printed.returncode == 0, printed.stderr
     assert {row["bot"] for b in json.loads(printed.stdout) for row in b["rows"]} == {"alice-v1", "bob-v1"}
@@ -86,9 +87,10 @@ def test_a_bot_that_fails_its_check_gets_the_report_and_exit_status_1(server, tm
 
 
 def test_a_server_killed_during_play_and_a_check_loses_nothing(server, tmp_path):
-    """SIGKILL while games are played and a new version is being checked: its processes die with it;
-    started again, every finished game and the accepted submission are there (the submission is
-    checked then), play goes on, and the live board equals `cardarena leaderboard` of the file."""
+    """SIGKILL while games are played, a new version is being checked and another upload is half sent:
+    its processes die with it; started again, every finished game and the accepted submission are
+    there (the submission is checked then), the half-sent one left nothing, play goes on, and the
+    live board equals `cardarena leaderboard` of the file."""
     results = server.folder / "results" / "class.sqlite"
     wait_for("games being played", lambda: len(finished_ids(results)) >= 4)
     newer = tmp_path / "random2"
@@ -99,8 +101,14 @@ def test_a_server_killed_during_play_and_a_check_loses_nothing(server, tmp_path)
     assert accepted.returncode == 0, accepted.stderr
     helpers = children(server.process.pid)
     assert helpers  # the play process and a check process at least
-    server.process.kill()
-    server.process.wait()
+    accepted_before = len(Accounts(server.folder / "results" / "class.server.sqlite").submissions())
+    host, port = server.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port))) as upload:  # an upload half sent when the server dies
+        upload.sendall(f"POST /api/submissions HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer "
+                       f"{server.tokens['bob']}\r\nContent-Length: 100000\r\n\r\n".encode() + bytes(1000))
+        time.sleep(0.2)
+        server.process.kill()
+        server.process.wait()
     before = finished_ids(results)
     wait_for("the play and check processes ending with the server", lambda: not any(
         Path(f"/proc/{pid}").exists() and "Z" not in Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1][:3]
@@ -108,6 +116,7 @@ def test_a_server_killed_during_play_and_a_check_loses_nothing(server, tmp_path)
     server.start()
     wait_for("the submission accepted before the kill checked after it", lambda: "alice-v2" in live_bots(server.url))
     wait_for("play going on", lambda: len(finished_ids(results)) > len(before) + 2)
+    assert len(Accounts(server.folder / "results" / "class.server.sqlite").submissions()) == accepted_before
     assert before <= finished_ids(results)
     Accounts(server.folder / "results" / "class.server.sqlite").set_flag("paused", True)
     settled = wait_for("play pausing", lambda: _settled(results), 20)
