@@ -12,6 +12,7 @@ import tarfile
 import zipfile
 from pathlib import Path
 
+import click
 import pytest
 
 from cardarena.server.unpack import Caps, UploadRefused, checked_path, unpack
@@ -203,3 +204,21 @@ def test_what_is_not_an_archive_is_refused(tmp_path):
     assert "neither a .zip nor a .tar.gz" in refused(tmp_path / "x", tmp_path)
     (tmp_path / "y").write_bytes(b"\x1f\x8b" + bytes(100))
     assert "damaged" in refused(tmp_path / "y", tmp_path)
+
+
+def test_submit_packs_the_files_run_identifies_the_bot_by(tmp_path):
+    """`cardarena submit` packs manifest.bot_files' list (build output left out), which the server unpacks
+    to the same files; a link is refused before anything is sent."""
+    from cardarena.manifest import bot_files
+    from cardarena.server.commands import pack_bot
+
+    bot = tmp_path / "bot"
+    (bot / "__pycache__").mkdir(parents=True)
+    (bot / "bot.toml").write_text('name = "b"\ncommand = ["python3", "bot.py"]\n')
+    (bot / "bot.py").write_text("print(1)\n")
+    (bot / "__pycache__" / "bot.cpython-311.pyc").write_bytes(b"\0")
+    (tmp_path / "bot.tgz").write_bytes(pack_bot(bot))
+    assert unpack(tmp_path / "bot.tgz", tmp_path / "out", SMALL) == bot_files(bot) == ["bot.py", "bot.toml"]
+    (bot / "secret").symlink_to("/etc/passwd")
+    with pytest.raises(click.ClickException, match="not a plain file"):
+        pack_bot(bot)
