@@ -181,6 +181,13 @@ def test_log_ins_are_rate_limited(league):
     assert codes == [401] * 5 + [429]
 
 
+def test_log_in_pages_are_rate_limited_per_address(league):
+    """Each log-in page stores a one-time form token: a flood of them is cut off."""
+    client, _, _ = league
+    codes = [client.get("/login").status_code for _ in range(121)]
+    assert codes == [200] * 120 + [429]
+
+
 def test_submissions_are_rate_limited_per_participant(league):
     client, tokens, _ = league
     codes = [client.post("/api/submissions", content=tar_gz({"bot.py": bytes([n])}),

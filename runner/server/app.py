@@ -47,6 +47,7 @@ MAX_UPLOAD = 16 << 20  # bytes of an uploaded archive (its unpacked size: unpack
 SESSION_COOKIE, PRE_COOKIE = "ca_session", "ca_pre"
 STATIC = {"style.css": "text/css", "cardarena.js": "text/javascript", "server.js": "text/javascript"}
 BOARD_SECONDS = 2.0  # the live board is recomputed at most this often
+VISITOR_FORMS_PER_MINUTE = 120  # log-in and sign-up pages one address may open a minute (a class behind one NAT)
 PLAYER_RESTART_SECONDS = 5.0  # how soon a play process that ended is started again
 
 
@@ -156,6 +157,8 @@ class League:
         self.accounts = Accounts(settings.accounts_path)
         self.logins = RateLimit(settings.logins_per_minute, 60)
         self.submissions = RateLimit(settings.submissions_per_hour, 3600)
+        #: forms issued to visitors without a session (each is a row until it expires): bounded per address
+        self.visitor_forms = RateLimit(VISITOR_FORMS_PER_MINUTE, 60)
         self.checks: ProcessPoolExecutor | None = None
         self.board_worker: ProcessPoolExecutor | None = None
         self.player: Any = None
@@ -359,6 +362,8 @@ async def static(request: Request) -> Response:
 
 async def login_page(request: Request) -> Response:
     league: League = request.app.state.league
+    if not league.visitor_forms.allow(_client(request)):
+        return _refusal(429, "too many log-in pages opened from this address; wait a minute")
     pre = request.cookies.get(PRE_COOKIE) or secrets.token_urlsafe(24)
     nonce = league.accounts.issue_form(pre)
     signup = '<p><a href="/signup">sign up</a></p>' if league.settings.open_signup else ""
@@ -407,6 +412,8 @@ async def signup_page(request: Request) -> Response:
     league: League = request.app.state.league
     if not league.settings.open_signup:
         return _refusal(403, "sign-up is closed: ask the organiser for a token")
+    if not league.visitor_forms.allow(_client(request)):
+        return _refusal(429, "too many sign-up pages opened from this address; wait a minute")
     pre = request.cookies.get(PRE_COOKIE) or secrets.token_urlsafe(24)
     body = (f'{_nav(None)}<h1>Sign up</h1><form method="post" action="/signup">'
             f'<input type="hidden" name="form_token" value="{esc(league.accounts.issue_form(pre))}">'
