@@ -6,8 +6,12 @@ and no upload here reaches a check process: tests/test_server_e2e.py plays for r
 from __future__ import annotations
 
 import io
+import os
 import re
 import tarfile
+import time
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any
 
 import pytest
 
@@ -15,7 +19,9 @@ pytest.importorskip("starlette")
 pytest.importorskip("httpx")
 from starlette.testclient import TestClient  # noqa: E402
 
+from cardarena.samples import SAMPLE_BOTS  # noqa: E402
 from cardarena.server.accounts import ORGANISER, Accounts  # noqa: E402
+from cardarena.server.commands import pack_bot  # noqa: E402
 from cardarena.server.app import CONTENT_SECURITY_POLICY, MAX_REQUEST, PAGE_POLICY, Settings, create_app  # noqa: E402
 
 
@@ -263,3 +269,30 @@ def test_a_new_version_replaces_the_old_on_the_board_and_the_organiser_retires_o
     assert client.post("/organiser/retire", data={"form_token": nonce, "bot": "alice-v2"},
                        follow_redirects=False).status_code == 303
     assert accounts.versions(current_only=True) == []
+
+
+def test_a_check_process_killed_from_outside_is_replaced_and_the_check_done_again(league, tmp_path):
+    """A dead check process breaks the pool: the submission is checked again in a new one, not failed."""
+    client, tokens, settings = league
+    state = client.app.state.league
+    settings.check_games = 1
+    broken = state.checks
+    with pytest.raises(BrokenProcessPool):
+        broken.submit(os._exit, 9).result(timeout=30)
+    assert checked(client, tokens["alice"])["passed"] is True and state.checks is not broken
+    during = state.checks
+    checked(client, tokens["bob"], kill=lambda: [process.kill() for process in during._processes.values()])
+    assert state.checks is not during  # killed during bob's check: a new pool checked it again
+    assert Accounts(settings.accounts_path).versions(current_only=True)[-1].bot == "bob-v1"
+
+
+def checked(client: TestClient, token: str, kill: Any = lambda: None) -> dict:
+    """Upload the random bot, run `kill` once it is accepted, and wait for the check's verdict."""
+    answer = client.post("/api/submissions", content=pack_bot(SAMPLE_BOTS / "random"), headers=auth(token))
+    assert answer.status_code == 202
+    kill()
+    deadline = time.monotonic() + 30
+    while (status := client.get(answer.json()["url"], headers=auth(token)).json())["status"] == "checking":
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    return status

@@ -19,8 +19,9 @@ import shutil
 import sys
 import tempfile
 import time
-from collections import defaultdict, deque
+from collections import Counter, defaultdict, deque
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -48,7 +49,8 @@ SESSION_COOKIE, PRE_COOKIE = "ca_session", "ca_pre"
 STATIC = {"style.css": "text/css", "cardarena.js": "text/javascript", "server.js": "text/javascript"}
 BOARD_SECONDS = 2.0  # the live board is recomputed at most this often
 VISITOR_FORMS_PER_MINUTE = 120  # log-in and sign-up pages one address may open a minute (a class behind one NAT)
-PLAYER_RESTART_SECONDS = 5.0  # how soon a play process that ended is started again
+PLAYER_RESTART_SECONDS = 5.0
+CHECK_BREAKS = 3  # check processes lost while checking one submission before it fails (a bot that kills them)  # how soon a play process that ended is started again
 
 
 @dataclass
@@ -160,6 +162,7 @@ class League:
         #: forms issued to visitors without a session (each is a row until it expires): bounded per address
         self.visitor_forms = RateLimit(VISITOR_FORMS_PER_MINUTE, 60)
         self.checks: ProcessPoolExecutor | None = None
+        self.check_breaks: Counter[int] = Counter()  # check processes lost per submission
         self.board_worker: ProcessPoolExecutor | None = None
         self.player: Any = None
         self.board: tuple[float, dict[str, Any]] | None = None
@@ -169,8 +172,7 @@ class League:
     # -- life cycle -----------------------------------------------------------------------------
 
     async def start(self) -> None:
-        self.checks = ProcessPoolExecutor(self.settings.check_workers, mp_context=league_play.process_context(),
-                                          initializer=league_play.background)
+        self.checks = self.check_pool()
         self.board_worker = ProcessPoolExecutor(1, mp_context=league_play.process_context(),
                                                 initializer=league_play.die_with_parent)
         for submission in self.accounts.unchecked():  # accepted before a crash: checked now
@@ -234,16 +236,31 @@ class League:
         self.queue_check(ident, str(folder), who)
         return 202, {"id": ident, "status": CHECKING, "url": f"/api/submissions/{ident}"}
 
+    def check_pool(self) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(self.settings.check_workers, mp_context=league_play.process_context(),
+                                   initializer=league_play.background)
+
     def queue_check(self, ident: int, folder: str, who: Participant | None) -> None:
-        """Check a submission in a check process; its report is stored when it ends."""
+        """Check a submission in a check process; its report is stored when it ends. A check process
+        that died (killed from outside: the check itself runs its bots in supervised workers) breaks
+        the pool: a new one is made and the submission checked again, not failed."""
         name = f"{who.name if who else 'bot'}-s{ident}"
-        future = asyncio.wrap_future(self.checks.submit(
-            league_play.check_upload, self.settings.league_file, folder, name, self.settings.check_games))
+        try:
+            future = asyncio.wrap_future(self.checks.submit(
+                league_play.check_upload, self.settings.league_file, folder, name, self.settings.check_games))
+        except BrokenProcessPool:
+            self.checks = self.check_pool()
+            return self.queue_check(ident, folder, who)
 
         def done(task: asyncio.Future) -> None:
             if task.cancelled():
                 return
             error = task.exception()
+            if isinstance(error, BrokenProcessPool):
+                self.check_breaks[ident] += 1
+                if self.check_breaks[ident] < CHECK_BREAKS:
+                    return self.queue_check(ident, folder, who)
+                error = RuntimeError(f"the check process was killed {CHECK_BREAKS} times while checking this bot")
             result = task.result() if error is None else {
                 "passed": False, "report": None, "text": [f"FAIL: the check itself failed: {type(error).__name__}: "
                                                           f"{error}"]}
