@@ -22,6 +22,7 @@ from starlette.testclient import TestClient  # noqa: E402
 from cardarena.samples import SAMPLE_BOTS  # noqa: E402
 from cardarena.server.accounts import ORGANISER, Accounts  # noqa: E402
 from cardarena.server.commands import pack_bot  # noqa: E402
+from cardarena.tournament.store import ResultStore  # noqa: E402
 from cardarena.server.app import CONTENT_SECURITY_POLICY, MAX_REQUEST, PAGE_POLICY, Settings, create_app  # noqa: E402
 
 
@@ -296,3 +297,16 @@ def checked(client: TestClient, token: str, kill: Any = lambda: None) -> dict:
         assert time.monotonic() < deadline
         time.sleep(0.2)
     return status
+
+
+def test_a_board_process_killed_from_outside_is_replaced(league):
+    client, _, settings = league
+    state = client.app.state.league
+    ResultStore(settings.results, create=True).close()
+    assert client.get("/api/leaderboard").json()["games"] == 0  # computed in the board process
+    for process in state.board_worker._processes.values():
+        process.kill()
+    state.board = None
+    with pytest.raises(BrokenProcessPool):
+        client.get("/api/leaderboard")
+    assert client.get("/api/leaderboard").json()["games"] == 0

@@ -173,8 +173,7 @@ class League:
 
     async def start(self) -> None:
         self.checks = self.check_pool()
-        self.board_worker = ProcessPoolExecutor(1, mp_context=league_play.process_context(),
-                                                initializer=league_play.die_with_parent)
+        self.board_worker = self.board_pool()
         for submission in self.accounts.unchecked():  # accepted before a crash: checked now
             self.queue_check(submission.id, submission.folder, self.accounts.participant(submission.participant))
         if self.settings.play:
@@ -236,6 +235,9 @@ class League:
         self.queue_check(ident, str(folder), who)
         return 202, {"id": ident, "status": CHECKING, "url": f"/api/submissions/{ident}"}
 
+    def board_pool(self) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(1, mp_context=league_play.process_context(), initializer=league_play.die_with_parent)
+
     def check_pool(self) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(self.settings.check_workers, mp_context=league_play.process_context(),
                                    initializer=league_play.background)
@@ -277,8 +279,12 @@ class League:
             if self.board is None or time.monotonic() - self.board[0] > BOARD_SECONDS:
                 current = {version.bot for version in self.accounts.versions(current_only=True)}
                 if self.settings.results.exists():
-                    data = await asyncio.wrap_future(self.board_worker.submit(
-                        league_play.board_snapshot, self.settings.results, current))
+                    try:
+                        data = await asyncio.wrap_future(self.board_worker.submit(
+                            league_play.board_snapshot, self.settings.results, current))
+                    except BrokenProcessPool:  # its process was killed: the next request starts a new one
+                        self.board_worker = self.board_pool()
+                        raise
                 else:  # no game yet: nothing to compute
                     data = league_play.board_snapshot(self.settings.results, current)
                 data["paused"] = self.accounts.flag("paused")
