@@ -67,6 +67,7 @@ class Settings:
     check_workers: int = 1
     check_games: int | None = None  # games per game in a check (None: every seating once)
     round_games: int = league_play.ROUND_GAMES  # games in a round of play, about
+    scheduler: str | None = None  # a Dask scheduler to play on (else the league file's, else this machine)
     submissions_per_hour: int = 30
     logins_per_minute: int = 10
     caps: Caps = field(default_factory=Caps)
@@ -182,9 +183,9 @@ class League:
 
     def start_player(self) -> None:
         """Start the play process (not a daemon: it starts worker processes of its own)."""
-        self.player = league_play.process_context().Process(target=_play, name="cardarena-play", args=(
+        self.player = league_play.process_context().Process(target=league_play.play_process, name="cardarena-play", args=(
             self.settings.league_file, self.settings.accounts_path, self.settings.logs, self.settings.jobs,
-            self.settings.round_games))
+            self.settings.round_games, self.settings.scheduler))
         self.player.start()
 
     async def watch_player(self) -> None:
@@ -290,12 +291,6 @@ class League:
                 data["paused"] = self.accounts.flag("paused")
                 self.board = (time.monotonic(), data)
             return self.board[1]
-
-
-def _play(league_file: Path, accounts_path: Path, logs: Path, jobs: int | None, round_games: int) -> None:
-    """The play process's body."""
-    league_play.background()
-    league_play.play_forever(league_file, accounts_path, logs, jobs, round_games)
 
 
 # -- authentication -------------------------------------------------------------------------------

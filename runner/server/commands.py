@@ -50,11 +50,13 @@ def server_files(league_file: Path, results: Path) -> dict[str, Path]:
               help="Uploads checked at once.")
 @click.option("--check-games", type=click.IntRange(1, 1000),
               help="Games per game in an upload's check [default: one in every seat of every table size].")
+@click.option("--scheduler", metavar="tcp://HOST:PORT", help="Play the games on the Dask cluster of this scheduler "
+              "(pip install 'cardarena[dask]') instead of this machine's cores [default: the league file's].")
 @click.option("--round-games", type=click.IntRange(2, 100_000), default=256, show_default=True,
               help="Games in a round of play, about: fewer let a new version start sooner, more start bots less often.")
 def serve(league_file: Path, host: str, port: int, participants: tuple[str, ...], organisers: tuple[str, ...],
           renewed: tuple[str, ...], open_signup: bool, jobs: int | None, check_workers: int,
-          check_games: int | None, round_games: int) -> None:
+          check_games: int | None, round_games: int, scheduler: str | None) -> None:
     """Run a league server for LEAGUE (a league file: games, limits, sandbox; no bots): participants
     upload bots, which are checked, then played continuously and rated on a live leaderboard.
 
@@ -85,7 +87,7 @@ def serve(league_file: Path, host: str, port: int, participants: tuple[str, ...]
         raise click.ClickException(str(error)) from None
     _serve(league_file, league.results, files, host, port,
            {"open_signup": open_signup, "jobs": jobs, "check_workers": check_workers, "check_games": check_games,
-            "round_games": round_games})
+            "round_games": round_games, "scheduler": scheduler})
 
 
 def _serve(league_file: Path, results: Path, files: dict[str, Path], host: str, port: int,

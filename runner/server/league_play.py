@@ -11,11 +11,13 @@ server's threads must not be forked.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import math
 import multiprocessing
 import os
 import signal
+import sys
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -33,7 +35,7 @@ from cardarena.referee.match import log_file_name
 from cardarena.report import leaderboards
 from cardarena.server.accounts import Accounts
 from cardarena.tournament.commands import _read_stored_record
-from cardarena.tournament.execute import FinishedGame, FinishedMatch, LocalExecutor
+from cardarena.tournament.execute import ExecutionError, Executor, FinishedGame, FinishedMatch, LocalExecutor
 from cardarena.tournament.league import League, LeagueError, build_league, read_league_file
 from cardarena.tournament.schedule import PlannedMatch, schedule
 from cardarena.tournament.store import ResultStore, StoreError
@@ -95,8 +97,6 @@ def read_server_league(path: Path) -> ServerLeague:
         league = build_league({**data, "bots": placeholders}, path.parent, str(path))
     except LeagueError as error:
         raise ServerLeagueError(str(error)) from None
-    if league.scheduler is not None:
-        raise ServerLeagueError(f"{path}: scheduler: the league server plays on this machine for now")
     results = league.out if league.out is not None else RESULTS_DIR / f"{league.name}.sqlite"
     return ServerLeague(path, league, results)
 
@@ -154,15 +154,16 @@ def check_upload(league_file: Path, folder: str, bot: str, games_per_game: int |
 # -- playing continuously --------------------------------------------------------------------------
 
 def play_forever(league_file: Path, accounts_path: Path, logs: Path, jobs: int | None,
-                 round_games: int = ROUND_GAMES) -> None:
+                 round_games: int = ROUND_GAMES, scheduler: str | None = None) -> None:
     """The play loop (the play process's body): round after round among the current versions, each
     finished game committed to the results file as it arrives, until the server stops it (SIGTERM:
-    the games in flight are abandoned, their bots stopped) or dies."""
+    the games in flight are abandoned, their bots stopped) or dies. The games are played on this
+    machine, or on the Dask cluster of `scheduler` (else the league file's)."""
     signal.signal(signal.SIGTERM, _leave)
     server = read_server_league(league_file)
     accounts = Accounts(accounts_path)
-    executor = LocalExecutor(jobs, server.league.pin_cores, log_root=logs)
-    with open_results(server) as store:
+    executor = make_executor(server, jobs, logs, scheduler or server.league.scheduler)
+    with open_results(server) as store, contextlib.closing(executor):
         deal_key = store.deal_secret()
         loaded: dict[str, Entrant] = {}
         established: set[str] = set()  # versions out of their gauntlet: a version never changes, so they stay out
@@ -186,6 +187,37 @@ def play_forever(league_file: Path, accounts_path: Path, logs: Path, jobs: int |
                 time.sleep(IDLE_SECONDS)
                 continue
             play_round(executor, matches, entrants, server, store)
+
+
+def play_process(league_file: Path, accounts_path: Path, logs: Path, jobs: int | None, round_games: int,
+                 scheduler: str | None) -> None:
+    """The play process: `play_forever` in the background; a failure (an unreachable cluster, a results
+    file of other settings) is one line on stderr, the server's, which starts the process again."""
+    background()
+    try:
+        play_forever(league_file, accounts_path, logs, jobs, round_games, scheduler)
+    except (ExecutionError, StoreError) as error:
+        print(printable(f"error: the play process stopped: {error}"), file=sys.stderr)
+        sys.exit(1)
+
+
+def make_executor(server: ServerLeague, jobs: int | None, logs: Path, scheduler: str | None) -> Executor:
+    """Local worker processes, or the Dask cluster at `scheduler` (ExecutionError when it cannot be used;
+    its warnings, a worker without bubblewrap say, on stderr)."""
+    if scheduler is None:
+        return LocalExecutor(jobs, server.league.pin_cores, log_root=logs)
+    try:
+        from cardarena.tournament.dask_executor import DaskExecutor
+    except ModuleNotFoundError as error:
+        raise ExecutionError(f"--scheduler needs {error.name}: pip install 'cardarena[dask]'") from None
+    executor = DaskExecutor(scheduler, None, server.league.pin_cores, logs)
+    try:
+        for warning in executor.preflight(server.league.limits):
+            print(printable(f"warning: {warning}"), file=sys.stderr)
+    except ExecutionError:
+        executor.close()
+        raise
+    return executor
 
 
 def _leave(signum: int, frame: Any) -> None:
@@ -263,7 +295,7 @@ def plan_round(server: ServerLeague, entrants: Mapping[str, Entrant], gauntlet: 
         for game in match.games)) for match in matches]
 
 
-def play_round(executor: LocalExecutor, matches: list[PlannedMatch], entrants: Mapping[str, Entrant],
+def play_round(executor: Executor, matches: list[PlannedMatch], entrants: Mapping[str, Entrant],
                server: ServerLeague, store: ResultStore) -> int:
     """Play a round's matches, committing each game as it finishes; the games stored."""
     planned = {game.game_id: (match.match_id, game) for match in matches for game in match.games}
