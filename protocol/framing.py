@@ -141,14 +141,8 @@ def _budget_breach(body: bytes) -> str | None:
             if length > MAX_STR:
                 return f"a str of {length:,} bytes, over the {MAX_STR:,}-byte limit"
             size = header + length
-        elif 0xC4 <= byte <= 0xC6:
-            where = "a map key" if is_key else "a value"
-            return f"{where} is msgpack bin (bytes); the protocol allows only str (encode text as str, not as bytes)"
-        elif 0xC7 <= byte <= 0xC9 or 0xD4 <= byte <= 0xD8:
-            header = 1 + (1 << (byte - 0xC7)) if byte <= 0xC9 else 1
-            code = int.from_bytes(body[position + header:position + header + 1], "big", signed=True)
-            name = f" ({_EXT_NAMES[code]})" if code in _EXT_NAMES else ""
-            return f"msgpack extension type {code}{name}; {_EXT_HINT}"
+        elif 0xC4 <= byte <= 0xC9 or 0xD4 <= byte <= 0xD8:
+            return _refused_type(body, position, is_key)
         elif byte in _FIXED_SIZES:
             size = _FIXED_SIZES[byte]
         elif 0xDC <= byte <= 0xDF:
@@ -171,6 +165,18 @@ def _budget_breach(body: bytes) -> str | None:
             open_counts.pop()
             keys.pop()
     return None
+
+
+def _refused_type(body: bytes, position: int, is_key: bool) -> str:
+    """Why the msgpack bin or extension type token at `position` of `body` breaks the budget."""
+    byte = body[position]
+    if byte <= 0xC6:
+        where = "a map key" if is_key else "a value"
+        return f"{where} is msgpack bin (bytes); the protocol allows only str (encode text as str, not as bytes)"
+    header = 1 + (1 << (byte - 0xC7)) if byte <= 0xC9 else 1
+    code = int.from_bytes(body[position + header:position + header + 1], "big", signed=True)
+    name = f" ({_EXT_NAMES[code]})" if code in _EXT_NAMES else ""
+    return f"msgpack extension type {code}{name}; {_EXT_HINT}"
 
 
 def printed_text(data: bytes) -> str | None:

@@ -25,20 +25,23 @@ from typing import Any, Callable, Iterable
 
 import click
 
-from cardarena.console import (ArgumentError, Seconds, check_writable_file, pass_env_option, require_own_views,
-                               require_sandbox, sandbox_option)
+from cardarena.console import (Seconds, check_writable_file, pass_env_option, require_own_views,
+                               require_sandbox, sandbox_option, sandbox_settings)
+from cardarena.errors import CardarenaError
 from cardarena.games import get_game
 from cardarena.games.base import Game, OptionError
-from cardarena.manifest import Entrant, ManifestError, load_entrant
-from cardarena.referee.faults import BotFault, Fault, cut, plain, printable
-from cardarena.referee.process import BotProcess, BotSpec, Limits
+from cardarena.manifest import Entrant, load_entrant
+from cardarena.fault_report import CHECK_TEXT, FaultEntry, json_entry, junit_failure, option_text, play_line, text_lines
+from cardarena.referee.faults import BotFault, Fault, counted, cut, plain, printable
+from cardarena.config import BotSpec, Limits, SandboxSettings
+from cardarena.referee.process import BotProcess
 from cardarena.samples import SAMPLE_BOTS
-from cardarena.referee.sandbox import SandboxSettings, describe as describe_sandbox
-from cardarena.tournament.execute import FinishedGame, FinishedMatch, LocalExecutor, Lost, supervised
-from cardarena.tournament.schedule import PlannedGame, PlannedMatch
+from cardarena.referee.sandbox import describe as describe_sandbox
+from cardarena.tournament.execution.events import EventSink, FinishedGame, FinishedMatch, WorkerLost, drive
+from cardarena.tournament.execution.execute import LocalExecutor, Lost, supervised
+from cardarena.tournament.planning.schedule import PlannedGame, PlannedMatch
 
 MAX_GAMES_PER_GAME = 10_000  # --games-per-game: hours of play already, and the plan is a list in memory
-STDERR_LINES = 25  # non-empty lines of a faulting bot's stderr shown with a fault: a whole stack trace
 
 #: the opponent in every check: the sample random bot, run by path so it works from any directory
 RANDOM_BOT = SAMPLE_BOTS / "random" / "bot.py"
@@ -59,38 +62,12 @@ class Seating:
         return f"seat {self.seat} of {self.players}{extra}"
 
 
-@dataclass
-class Finding:
-    """A fault of the checked bot (or of an opponent) and the command that replays its game."""
-
-    fault: Fault
-    seating: Seating | None
-    seed: int | None
-    reproduce: str | None
-    opponent: bool = False
-
-    def sent(self) -> str:
-        """What the bot sent: the decoded message where it decoded, else the raw bytes as hex."""
-        fault = self.fault
-        if fault.message is not None:
-            return repr(fault.message)
-        if fault.data:
-            more = f" ... ({fault.data_length:,} bytes in all)" if fault.data_length > len(fault.data) else ""
-            return f"hex {fault.data.hex(' ')}{more}"
-        return "nothing"
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain data for --json."""
-        fault = self.fault
-        return {
-            "kind": fault.kind, "bot": fault.bot, "opponent": self.opponent, "game": fault.game,
-            "game_id": fault.game_id, "seed": self.seed, "seat": fault.seat,
-            "players": None if self.seating is None else self.seating.players,
-            "options": None if self.seating is None else self.seating.options,
-            "decision": fault.decision, "detail": fault.detail, "rule": fault.rule,
-            "message": fault.message, "data_hex": fault.data.hex(),
-            "data_length": fault.data_length, "stderr_tail": fault.stderr_tail, "reproduce": self.reproduce,
-        }
+def finding(fault: Fault, seating: Seating | None, seed: int | None, reproduce: str | None,
+            opponent: bool = False, at_shutdown: bool = False) -> FaultEntry:
+    """A fault of the checked bot (or of an opponent) at `seating`, and the command that replays its game."""
+    return FaultEntry(fault, reproduce, at_shutdown, seed=seed, players=None if seating is None else seating.players,
+                      options=None if seating is None else seating.options,
+                      table=None if seating is None else seating.describe(), opponent=opponent)
 
 
 @dataclass
@@ -99,13 +76,13 @@ class GameCheck:
 
     game: str
     seatings: list[Seating] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)
+    findings: list[FaultEntry] = field(default_factory=list)
     decision_times: list[float] = field(default_factory=list)
     duration: float = 0.0
     skipped: str | None = None  # why no game was played (the handshake failed)
 
     @property
-    def failures(self) -> list[Finding]:
+    def failures(self) -> list[FaultEntry]:
         """Faults of the checked bot: each one fails the check."""
         return [finding for finding in self.findings if not finding.opponent]
 
@@ -136,11 +113,11 @@ class CheckReport:
     sandbox: str = ""  # which sandbox the bot ran under, with its caps (sandbox.describe)
     hello: dict[str, Any] | None = None
     handshake_seconds: float | None = None
-    lifecycle: list[Finding] = field(default_factory=list)
+    lifecycle: list[FaultEntry] = field(default_factory=list)
     games: list[GameCheck] = field(default_factory=list)
 
     @property
-    def failures(self) -> list[Finding]:
+    def failures(self) -> list[FaultEntry]:
         """Every fault of the checked bot, lifecycle first."""
         return self.lifecycle + [finding for game in self.games for finding in game.failures]
 
@@ -166,13 +143,13 @@ class CheckReport:
             "bot": self.bot, "command": list(self.command), "cwd": self.cwd, "passed": self.passed,
             "decision_timeout": self.limits.decision_timeout, "sandbox": self.sandbox, "hello": plain(self.hello),
             "handshake_seconds": self.handshake_seconds,
-            "lifecycle_faults": [finding.to_dict() for finding in self.lifecycle],
+            "lifecycle_faults": [json_entry(finding) for finding in self.lifecycle],
             "games": [{
                 "game": game.game, "passed": not game.failures and game.skipped is None, "skipped": game.skipped,
                 "games_played": len(game.seatings) if game.skipped is None else 0,
                 "seatings": [{"players": s.players, "options": s.options, "seat": s.seat} for s in game.seatings],
                 "timing": game.timing(self.limits.decision_timeout),
-                "faults": [finding.to_dict() for finding in game.findings], "duration": game.duration,
+                "faults": [json_entry(finding) for finding in game.findings], "duration": game.duration,
             } for game in self.games],
             "warnings": self.warnings(),
         }
@@ -180,15 +157,6 @@ class CheckReport:
 
 def milliseconds(seconds: float) -> str:
     return f"{seconds * 1000:.1f} ms"
-
-
-def option_text(value: Any) -> str:
-    """An option value as `cardarena play --option` parses it back."""
-    if value is None:
-        return "none"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
 
 
 def seatings_of(game: Game) -> list[Seating]:
@@ -232,32 +200,29 @@ def opponents(bot_name: str, count: int) -> list[BotSpec]:
 def reproduce_command(bot: BotSpec, seated: list[BotSpec], seating: Seating, seed: int, limits: Limits) -> str:
     """The shell line that replays one game exactly: same seed, seating, options and time limit, run
     where the bot runs (its folder, or the current directory for a NAME=CMD bot)."""
-    words = ["cardarena", "play", seating.game, "--seed", str(seed), "--timeout", f"{limits.decision_timeout:g}"]
+    words = ["--timeout", f"{limits.decision_timeout:g}"]
     if limits.handshake_timeout != Limits.handshake_timeout:
         words += ["--handshake-timeout", f"{limits.handshake_timeout:g}"]
     if limits.sandbox.mode != SandboxSettings.mode:
         words += ["--sandbox", limits.sandbox.mode]
     for name in limits.sandbox.pass_env:
         words += ["--pass-env", name]
-    for spec in seated:
-        words += ["--bot", f"{spec.name}={shlex.join(spec.command)}"]
-    for key, value in seating.options.items():
-        words += ["--option", f"{key}={option_text(value)}"]
-    return f"cd {shlex.quote(bot.cwd or os.getcwd())} && {shlex.join(words)}"
+    bots = [f"{spec.name}={shlex.join(spec.command)}" for spec in seated]
+    return play_line(seating.game, seed, bots, seating.options, words, bot.cwd or os.getcwd())
 
 
-def check_handshake(bot: BotSpec, limits: Limits) -> tuple[dict[str, Any] | None, float | None, list[Finding]]:
+def check_handshake(bot: BotSpec, limits: Limits) -> tuple[dict[str, Any] | None, float | None, list[FaultEntry]]:
     """Start the bot alone, take its hello, then shut it down: its hello, the handshake time, and faults.
 
     It runs in a supervised worker process, so a bot that kills or stops its parent fails here."""
     try:
         return supervised(partial(_handshake, bot, limits), limits)
     except Lost as lost:
-        return None, None, [Finding(Fault("sabotage", bot.name, f"the referee's process was {lost.reason} "
+        return None, None, [finding(Fault("sabotage", bot.name, f"the referee's process was {lost.reason} "
                                           "during the bot's handshake or shutdown"), None, None, None)]
 
 
-def _handshake(bot: BotSpec, limits: Limits) -> tuple[dict[str, Any] | None, float | None, list[Finding]]:
+def _handshake(bot: BotSpec, limits: Limits) -> tuple[dict[str, Any] | None, float | None, list[FaultEntry]]:
     """The handshake check itself (see `check_handshake`)."""
     process = BotProcess(bot, limits)
     started = time.monotonic()
@@ -265,15 +230,52 @@ def _handshake(bot: BotSpec, limits: Limits) -> tuple[dict[str, Any] | None, flo
         hello = process.start()
     except BotFault as error:
         process.kill()
-        return None, None, [Finding(error.fault, None, None, None)]
+        return None, None, [finding(error.fault, None, None, None)]
     elapsed = time.monotonic() - started
     findings = []
     if not process.stop():
-        findings.append(Finding(Fault(
+        findings.append(finding(Fault(
             "crash", bot.name,
             f"did not exit with status 0 within {limits.shutdown_grace} s of shutdown (sent right after hello)",
             stderr_tail=process.stderr_tail()), None, None, None))
     return hello, elapsed, findings
+
+
+class _Findings(EventSink):
+    """Collects a checked game's findings: its seatings, decision times and faults, with the
+    reproduce line of the game each happened in."""
+
+    def __init__(self, outcome: GameCheck, bot: BotSpec, game: Game,
+                 games_by_id: dict[str, tuple[Seating, int, str]]):
+        self.outcome, self.bot, self.game, self.games_by_id = outcome, bot, game, games_by_id
+        self.last_game: dict[str, tuple[Seating, int, str]] = {}  # match id -> its last game's seating and replay
+
+    def game_finished(self, event: FinishedGame) -> bool:
+        record, outcome = event.record, self.outcome
+        seating = self.games_by_id[event.game_id][0]
+        outcome.seatings.append(seating)
+        outcome.decision_times += [seconds for seat, seconds in record.decision_times if seat == seating.seat]
+        outcome.findings += [finding(fault, *self.games_by_id[event.game_id], opponent=fault.seat != seating.seat)
+                             for fault in record.faults]
+        self.last_game[event.match_id] = self.games_by_id[event.game_id]
+        return False
+
+    def match_finished(self, event: FinishedMatch) -> None:
+        # Shutdown comes after the match's last game, so that game's replay line ends the same way.
+        self.outcome.findings += [finding(fault.at(game=self.game.spec.name), *self.last_game[event.match_id],
+                                          opponent=fault.bot != self.bot.name, at_shutdown=True)
+                                  for fault in event.shutdown_faults]
+
+    def worker_lost(self, event: WorkerLost) -> None:
+        if event.name is None or event.disqualified is not None:
+            return
+        where = (self.games_by_id[event.game_id] if event.game_id
+                 else self.last_game.get(event.match_id, (None, None, None)))
+        again = "; the game was played again" if event.game_id else " (between games)"
+        self.outcome.findings.append(finding(
+            Fault("sabotage", event.name, f"the referee's process was {event.reason} while it waited on this "
+                                          f"bot{again}", game=self.game.spec.name, game_id=event.game_id),
+            *where, opponent=event.name != self.bot.name))
 
 
 def check_game(bot: BotSpec, game: Game, games: int | None, limits: Limits, seed: int) -> GameCheck:
@@ -304,27 +306,7 @@ def check_game(bot: BotSpec, game: Game, games: int | None, limits: Limits, seed
         tables.append(PlannedMatch(f"{game.spec.name} at {players}{''.join(f' {k}={v}' for k, v in options)}",
                                    game.spec.name, dict(options), tuple(spec.name for spec in bots),
                                    tuple(planned_games)))
-    last_game: dict[str, tuple[Seating, int, str]] = {}
-    for item in LocalExecutor(1, pin_cores=False).run(tables, specs, limits):
-        if isinstance(item, FinishedGame):
-            record = item.record
-            seating = games_by_id[item.game_id][0]
-            outcome.seatings.append(seating)
-            outcome.decision_times += [seconds for seat, seconds in record.decision_times if seat == seating.seat]
-            outcome.findings += [Finding(fault, *games_by_id[item.game_id], opponent=fault.seat != seating.seat)
-                                 for fault in record.faults]
-            last_game[item.match_id] = games_by_id[item.game_id]
-        elif isinstance(item, FinishedMatch):
-            # Shutdown comes after the match's last game, so that game's replay line ends the same way.
-            outcome.findings += [Finding(fault.at(game=game.spec.name), *last_game[item.match_id],
-                                         opponent=fault.bot != bot.name) for fault in item.shutdown_faults]
-        elif item.name is not None and item.disqualified is None:
-            where = games_by_id[item.game_id] if item.game_id else last_game.get(item.match_id, (None, None, None))
-            again = "; the game was played again" if item.game_id else " (between games)"
-            outcome.findings.append(Finding(
-                Fault("sabotage", item.name, f"the referee's process was {item.reason} while it waited on this "
-                                             f"bot{again}", game=game.spec.name, game_id=item.game_id),
-                *where, opponent=item.name != bot.name))
+    drive(LocalExecutor(1, pin_cores=False).run(tables, specs, limits), _Findings(outcome, bot, game, games_by_id))
     outcome.duration = time.monotonic() - started
     return outcome
 
@@ -351,30 +333,6 @@ def check_bot(entrant: Entrant, games: Iterable[str], limits: Limits, games_per_
 
 # -- rendering -------------------------------------------------------------------------------
 
-def describe_finding(finding: Finding) -> list[str]:
-    """A fault as one self-contained line followed by indented evidence lines."""
-    fault = finding.fault
-    who = f"opponent {fault.bot}" if finding.opponent else fault.bot
-    where = []
-    if fault.game:
-        where.append(fault.game)
-    if finding.seating is not None:
-        where.append(finding.seating.describe())
-    if fault.decision is not None:
-        where.append(f"decision {fault.decision}")
-    place = f" ({', '.join(where)})" if where else ""
-    lines = [f"FAULT {fault.kind}{place}: {who}: {fault.detail}",
-             f"    sent:      {finding.sent()}",
-             f"    rule:      {fault.rule}"]
-    tail = [line for line in fault.stderr_tail.splitlines() if line.strip()][-STDERR_LINES:]
-    if tail:
-        lines.append("    stderr:    (last lines)")
-        lines += [f"        {line}" for line in tail]
-    if finding.reproduce:
-        lines.append(f"    reproduce: {finding.reproduce}")
-    return [printable(line) for line in lines]
-
-
 def describe_game(game: GameCheck, limit: float) -> list[str]:
     """A game's summary line, then its faults."""
     if game.skipped is not None:
@@ -386,7 +344,7 @@ def describe_game(game: GameCheck, limit: float) -> list[str]:
              f"of {milliseconds(limit)}" + (" (WARNING: over half the limit)" if timing["slow"] else ""))
     lines = [f"{game.game}: {verdict}: {game.coverage()} in {game.duration:.1f} s; {times}"]
     for finding in game.findings:
-        lines += ["  " + line for line in describe_finding(finding)]
+        lines += ["  " + line for line in text_lines(finding, CHECK_TEXT)]
     return lines
 
 
@@ -399,7 +357,7 @@ def describe_lifecycle(report: CheckReport) -> list[str]:
         name, version = (cut(report.hello[key], 200) for key in ("name", "version"))
         lines.append(printable(f"handshake: ok in {report.handshake_seconds:.2f} s (hello from {name!r} version {version!r})"))
     for finding in report.lifecycle:
-        lines += describe_finding(finding)
+        lines += text_lines(finding, CHECK_TEXT)
     if report.hello is not None and not report.lifecycle:
         lines.append("shutdown: ok (exit status 0)")
     return lines
@@ -409,7 +367,8 @@ def describe_verdict(report: CheckReport) -> list[str]:
     """Warnings, then the one-line verdict."""
     lines = [f"WARNING {warning}" for warning in report.warnings()]
     if report.passed:
-        lines.append(f"PASS: {report.bot} played {sum(len(g.seatings) for g in report.games)} games without a fault")
+        played = counted(sum(len(g.seatings) for g in report.games), "game")
+        lines.append(f"PASS: {report.bot} played {played} without a fault")
     else:
         failed = [game.game for game in report.games if game.failures or game.skipped]
         lines.append(f"FAIL: {report.bot}: {len(report.failures)} fault(s)"
@@ -430,10 +389,7 @@ def junit_xml(report: CheckReport) -> bytes:
         problems = report.lifecycle + game.failures
         if problems:
             failed += 1
-            first = problems[0].fault
-            failure = ET.SubElement(case, "failure", type=first.kind,
-                                    message=f"{len(problems)} fault(s); first: {first.summary()}")
-            failure.text = "\n".join(line for finding in problems for line in describe_finding(finding))
+            junit_failure(case, problems)
         elif game.skipped is not None:
             failed += 1
             ET.SubElement(case, "failure", type="skipped", message=game.skipped)
@@ -488,18 +444,15 @@ def check(bot_text: str, game_names: tuple[str, ...], old_game_names: tuple[str,
           sandbox_mode: str, pass_env: tuple[str, ...]) -> None:
     """Check BOT (a bot folder with bot.toml, or NAME=CMD) against the random bot in every game, seat
     and player count; exit status 0 only when it made no fault."""
-    try:
-        entrant = load_entrant(bot_text)
-        games = games_to_check(entrant, game_names + old_game_names)
-        sandbox = SandboxSettings(mode=sandbox_mode, pass_env=pass_env)
-    except (ManifestError, OptionError, ValueError) as error:
-        raise ArgumentError(str(error)) from None
+    entrant = load_entrant(bot_text)
+    games = games_to_check(entrant, game_names + old_game_names)
+    sandbox = sandbox_settings(sandbox_mode, pass_env)
     if junit_path is not None:
         check_writable_file(junit_path, "--junit")
     require_own_views([entrant.spec], sandbox, [], trusted=opponents(entrant.name, 1))
     require_sandbox(sandbox)
     if not RANDOM_BOT.is_file():
-        raise click.ClickException(f"the opponent, the sample random bot, is missing: {RANDOM_BOT}")
+        raise CardarenaError(f"the opponent, the sample random bot, is missing: {RANDOM_BOT}")
     limits = Limits(handshake_timeout=handshake_timeout, decision_timeout=timeout, sandbox=sandbox)
 
     def echo(lines: list[str]) -> None:
@@ -514,5 +467,5 @@ def check(bot_text: str, game_names: tuple[str, ...], old_game_names: tuple[str,
         try:
             junit_path.write_bytes(junit_xml(report))
         except OSError as error:
-            raise click.ClickException(f"cannot write the JUnit report: {error}") from None
+            raise CardarenaError(f"cannot write the JUnit report: {error}") from None
     sys.exit(0 if report.passed else 1)

@@ -13,27 +13,29 @@ from typing import Any
 
 import click
 
-from cardarena.console import (ArgumentError, Seconds, check_writable_file, make_folder, parse_option, pass_env_option,
-                            require_own_views, require_sandbox, result_table, sandbox_option)
-from cardarena.check import option_text
+from cardarena.console import (Seconds, check_writable_file, make_folder, parse_option, pass_env_option,
+                               require_own_views, require_sandbox, result_table, sandbox_option, sandbox_settings)
+from cardarena.errors import CardarenaError
+from cardarena.fault_report import option_text
 from cardarena.cores import PINNING_UNAVAILABLE, can_pin
 from cardarena.games import all_games, get_game
-from cardarena.games.base import OptionError
 from cardarena.human import HUMAN_DECISION_TIMEOUT, seat_humans
 from cardarena.manifest import load_entrant
 from cardarena.notation import deal_lines, move_lines, seat_name
 from cardarena.referee.faults import Fault
+from cardarena.config import Limits
+from cardarena.games.base import Game
+from cardarena.record import GameRecord
 from cardarena.referee.match import log_file_name
-from cardarena.referee.process import Limits
-from cardarena.referee.sandbox import SandboxSettings
-from cardarena.tournament.commands import lost_worker_line
-from cardarena.tournament.execute import FinishedGame, FinishedMatch, LocalExecutor
-from cardarena.tournament.schedule import PlannedGame, PlannedMatch
+from cardarena.tournament.execution.events import EventSink, FinishedGame, FinishedMatch, WorkerLost, drive
+from cardarena.tournament.execution.execute import LocalExecutor
+from cardarena.tournament.planning.schedule import PlannedGame, PlannedMatch
 
 
 class OneLineErrors(click.Group):
-    """The command group, printing every usage error as one `Error:` line (exit status 2) where
-    click would add the usage text, so that scripts and people see one clear line."""
+    """The command group, and the one place where expected failures end a command: click's usage
+    errors (where click would add the usage text) and every `CardarenaError` become one `Error:`
+    line on stderr and the error's exit status, so that scripts and people see one clear line."""
 
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
         if not standalone_mode:
@@ -41,13 +43,19 @@ class OneLineErrors(click.Group):
         try:
             code = super().main(*args, standalone_mode=False, **kwargs)
         except click.ClickException as error:
-            message = " ".join(error.format_message().splitlines())
-            click.echo(f"Error: {message}", err=True)
-            sys.exit(error.exit_code)
+            _fail(error.format_message(), error.exit_code)
+        except CardarenaError as error:
+            _fail(str(error), error.exit_status)
         except click.Abort:
             click.echo("Aborted!", err=True)
             sys.exit(1)
         sys.exit(code if isinstance(code, int) else 0)
+
+
+def _fail(message: str, status: int) -> None:
+    """End the command with `message` as one `Error:` line on stderr, and exit status `status`."""
+    click.echo(f"Error: {' '.join(message.splitlines())}", err=True)
+    sys.exit(status)
 
 
 @click.group(cls=OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
@@ -105,42 +113,24 @@ def play(game_name: str, bots: tuple[str, ...], seed: int, game_id: str | None, 
     status 1 when a bot faulted.
 
     `--bot NAME=human` seats you: you play that seat in this terminal (runner/human.py)."""
-    try:
-        game = get_game(game_name)
-        specs = seat_humans([load_entrant(text).spec for text in bots])
-        game.spec.check_players(len(specs))
-        rule_options = game.spec.resolve_options(dict(parse_option(text) for text in options))
-        game.new_state(len(specs), rule_options, seed)  # options that depend on the table size
-        sandbox = SandboxSettings(mode=sandbox_mode, pass_env=pass_env)
-    except (OptionError, ValueError) as error:
-        raise ArgumentError(str(error)) from None
+    game = get_game(game_name)
+    specs = seat_humans([load_entrant(text).spec for text in bots])
+    game.spec.check_players(len(specs))
+    rule_options = game.spec.resolve_options(dict(parse_option(text) for text in options))
+    game.new_state(len(specs), rule_options, seed)  # options that depend on the table size
+    sandbox = sandbox_settings(sandbox_mode, pass_env)
     if record_path is not None:
         check_writable_file(record_path, "--record")
     if log_dir is not None:
         make_folder(log_dir, "--log-dir")
     require_own_views(specs, sandbox, [("the bot logs folder (--log-dir)", log_dir), ("the game record (--record)", record_path)])
     require_sandbox(sandbox)
-
-    names = [spec.name for spec in specs]
-    public_only = any(spec.decision_timeout == HUMAN_DECISION_TIMEOUT for spec in specs)  # a person watches
-    if not quiet:
-        dealt = game.new_state(len(specs), rule_options, seed)
-        views = [dealt.view(seat) for seat in range(len(specs))]
-        click.echo(json.dumps({"type": "deal", "game": game.spec.name, "seed": seed, "seats": names, "views": views})
-                   if as_json else "\n".join([f"{game.spec.title}, seed {seed}: "
-                                              + ", ".join(seat_name(s, names) for s in range(len(names))),
-                                              *deal_lines(views, names, show_hands=not public_only)]))
-
-    def observe(kind: str, data: dict[str, Any]) -> None:
-        if quiet or kind != "decision":
-            return
-        click.echo(json.dumps({"type": "decision", **data}) if as_json
-                   else "\n".join(move_lines(data, names, public_only)))
-
+    show = _Show(game, [spec.name for spec in specs], quiet, as_json,
+                 public_only=any(spec.decision_timeout == HUMAN_DECISION_TIMEOUT for spec in specs))  # a person watches
+    show.deal(rule_options, seed)
     pin = next((flag for flag in (pin, old_pin) if flag is not None), True)
     if pin and not can_pin():  # the worker pins itself and its bots where the system can
         click.echo(PINNING_UNAVAILABLE, err=True)
-    limits = Limits(handshake_timeout=handshake_timeout, decision_timeout=timeout, sandbox=sandbox)
     if log_dir is not None:
         for spec in specs:  # the cap counts what a log holds: a play starts its logs afresh
             (log_dir / log_file_name(spec.name)).unlink(missing_ok=True)
@@ -149,29 +139,75 @@ def play(game_name: str, bots: tuple[str, ...], seed: int, game_id: str | None, 
     keys = [str(seat) for seat in range(len(specs))]  # names may repeat; seats do not
     table = PlannedMatch(game.spec.name, game.spec.name, rule_options, tuple(keys),
                          (PlannedGame(game_id or f"{game.spec.name}-{seed}", 0, 0, seed, tuple(range(len(specs)))),))
-    shutdown_faults: list[Fault] = []
-    for item in LocalExecutor(1, pin_cores=pin, log_root=log_dir).run([table], dict(zip(keys, specs)), limits,
-                                                                      observer=observe):
-        if isinstance(item, FinishedGame):
-            record = item.record
-        elif isinstance(item, FinishedMatch):
-            shutdown_faults = item.shutdown_faults
-        else:
-            click.echo(lost_worker_line(item), err=True)
-    if as_json:
-        click.echo(json.dumps({"type": "result", **record.to_dict()}))
-    else:
-        click.echo(f"\n{game.spec.title}, seed {seed}: {len(record.actions)} decisions in {record.duration:.2f} s")
-        click.echo(result_table(record))
-    for fault in record.faults + shutdown_faults:
-        click.echo(f"FAULT {fault.summary()}", err=True)
+    played = _OneGame()
+    limits = Limits(handshake_timeout=handshake_timeout, decision_timeout=timeout, sandbox=sandbox)
+    drive(LocalExecutor(1, pin_cores=pin, log_root=log_dir).run([table], dict(zip(keys, specs)), limits,
+                                                                observer=show.observe), played)
+    show.result(played.record, played.faults())
     if record_path is not None:
         try:
-            record_path.write_text(json.dumps(record.to_dict(), indent=1))
+            record_path.write_text(json.dumps(played.record.to_dict(), indent=1))
         except OSError as error:
-            raise click.ClickException(f"cannot write the game record {record_path}: {error.strerror}") from None
-    if record.faults or shutdown_faults:
+            raise CardarenaError(f"cannot write the game record {record_path}: {error.strerror}") from None
+    if played.faults():
         sys.exit(1)  # a bot faulted: scripts see it
+
+
+class _OneGame(EventSink):
+    """What `play` keeps of its one game: the record and the faults at its shutdown; a lost worker is a warning."""
+
+    def __init__(self) -> None:
+        self.record: GameRecord | None = None
+        self.shutdown_faults: list[Fault] = []
+
+    def game_finished(self, event: FinishedGame) -> bool:
+        self.record = event.record
+        return False
+
+    def match_finished(self, event: FinishedMatch) -> None:
+        self.shutdown_faults = event.shutdown_faults
+
+    def worker_lost(self, event: WorkerLost) -> None:
+        click.echo(event.line(), err=True)
+
+    def faults(self) -> list[Fault]:
+        """Every fault of the game and of its shutdown."""
+        return self.record.faults + self.shutdown_faults
+
+
+class _Show:
+    """What `play` prints: the deal, each decision (unless quiet) and the result, as text or JSON lines;
+    with a person at the table (`public_only`), no hand but theirs."""
+
+    def __init__(self, game: Game, names: list[str], quiet: bool, as_json: bool, public_only: bool):
+        self.game, self.names, self.quiet, self.as_json, self.public_only = game, names, quiet, as_json, public_only
+
+    def deal(self, rule_options: dict[str, Any], seed: int) -> None:
+        if self.quiet:
+            return
+        dealt = self.game.new_state(len(self.names), rule_options, seed)
+        views = [dealt.view(seat) for seat in range(len(self.names))]
+        seats = ", ".join(seat_name(seat, self.names) for seat in range(len(self.names)))
+        title = f"{self.game.spec.title}, seed {seed}: {seats}"
+        click.echo(json.dumps({"type": "deal", "game": self.game.spec.name, "seed": seed, "seats": self.names,
+                               "views": views}) if self.as_json
+                   else "\n".join([title, *deal_lines(views, self.names, show_hands=not self.public_only)]))
+
+    def observe(self, kind: str, data: dict[str, Any]) -> None:
+        if self.quiet or kind != "decision":
+            return
+        click.echo(json.dumps({"type": "decision", **data}) if self.as_json
+                   else "\n".join(move_lines(data, self.names, self.public_only)))
+
+    def result(self, record: GameRecord, faults: list[Fault]) -> None:
+        if self.as_json:
+            click.echo(json.dumps({"type": "result", **record.to_dict()}))
+        else:
+            click.echo(f"\n{self.game.spec.title}, seed {record.seed}: {len(record.actions)} decisions in "
+                       f"{record.duration:.2f} s")
+            click.echo(result_table(record))
+        for fault in faults:
+            click.echo(f"FAULT {fault.summary()}", err=True)
 
 
 # Commands defined in their own modules are registered here, one line each.

@@ -21,9 +21,10 @@ import sys
 from dataclasses import replace
 from typing import Any, TextIO
 
+from cardarena.errors import UsageError
 from cardarena.protocol.actions import is_range
 from cardarena.protocol.bot import Bot, serve
-from cardarena.referee.process import BotSpec
+from cardarena.config import BotSpec
 from cardarena.notation import DEFAULT_LEGEND, LEGENDS, action_text, seat_name, value_text, view_lines
 
 #: seconds a person has for a decision: in effect no limit, while every wait of the referee stays bounded
@@ -37,12 +38,12 @@ def human_command(terminal: str) -> tuple[str, ...]:
 
 
 def seat_humans(specs: list[BotSpec]) -> list[BotSpec]:
-    """`specs` with every `NAME=human` made a human seat on this process's terminal (ValueError
+    """`specs` with every `NAME=human` made a human seat on this process's terminal (UsageError
     when standard input is not a terminal: a person could not answer)."""
     if not any(spec.command == (COMMAND_WORD,) for spec in specs):
         return specs
     if not sys.stdin.isatty():
-        raise ValueError(f"a human seat ({COMMAND_WORD}) needs a terminal: run play from one")
+        raise UsageError(f"a human seat ({COMMAND_WORD}) needs a terminal: run play from one")
     terminal = os.ttyname(sys.stdin.fileno())
     return [replace(spec, command=human_command(terminal), cwd=None, decision_timeout=HUMAN_DECISION_TIMEOUT,
                     confined=False)

@@ -27,10 +27,10 @@ import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from cardarena.errors import UsageError
 from cardarena.games import all_games, get_game
 from cardarena.games.base import OptionError
-from cardarena.referee.process import BotSpec, check_bot_name
-from cardarena.referee.sandbox import check_env_name
+from cardarena.config import BotSpec, check_bot_name, check_env_name
 
 MANIFEST_NAME = "bot.toml"
 _KEYS = {"name", "command", "games", "cwd", "version", "description", "env", "pass_env"}
@@ -45,7 +45,7 @@ CONTENT_BUDGET = 128 << 20  # bytes of content hashed per bot; files past it cou
 GIT_WITHOUT_HOOKS = ("-c", "core.fsmonitor=false")
 
 
-class ManifestError(ValueError):
+class ManifestError(UsageError, ValueError):
     """A bot manifest that cannot be used; the message names the file and the problem."""
 
 

@@ -27,6 +27,8 @@ from itertools import repeat
 from operator import mul
 from typing import Hashable, Iterable, Sequence
 
+from cardarena.errors import CardarenaError
+
 ELO_PER_NAT = 400 / math.log(10)  # rating points per unit of natural log-odds
 DEFAULT_MEAN = 1500.0
 FIT_STEPS = 200  # Newton steps before a fit gives up
@@ -81,7 +83,7 @@ def score_superiority(score: float, error: float, units: int) -> float:
     return 0.5 * (1.0 + math.erf((score - 0.5) * 2.0 * math.sqrt(effective) / math.sqrt(2.0)))
 
 
-class RatingError(ValueError):
+class RatingError(CardarenaError, ValueError):
     """Ratings that cannot be computed (an anchor bot that never played, no finite maximum-likelihood fit)."""
 
 

@@ -22,8 +22,8 @@ from typing import Any, Iterable, Sequence
 from tabulate import tabulate
 
 from cardarena.ratings import Ratings, comparisons_from_ranks, elo_of_score, rate, score_interval, score_superiority
-from cardarena.referee.faults import printable
-from cardarena.tournament.store import StoredGame
+from cardarena.referee.faults import counted, printable
+from cardarena.record import GameRecord
 
 FORMATS = ("table", "markdown", "csv", "json")
 CSV_FIELDS = ["rank", "bot", "elo", "low", "high", "games", "score_percent", "wins", "draws", "losses", "faults",
@@ -197,7 +197,7 @@ class Board:
     crosstable: list[Pairing] = field(default_factory=list)
 
 
-def board(title: str, games: Sequence[StoredGame], prior: float, anchor: tuple[str, float] | None,
+def board(title: str, games: Sequence[GameRecord], prior: float, anchor: tuple[str, float] | None,
           bootstrap: int, seed: int) -> Board:
     """Fit the ratings of `games` and tabulate them with each bot's counts."""
     played: Counter = Counter()
@@ -207,11 +207,11 @@ def board(title: str, games: Sequence[StoredGame], prior: float, anchor: tuple[s
     for game in games:
         comparisons = comparisons_from_ranks(game.seats, game.ranks, game.teams)
         # a duplicate set is one deal at one table: its seed tells sets of merged results files apart
-        rated.append((f"{game.game}|{game.cluster}|{game.seed}", comparisons))
+        rated.append((f"{game.game}|{game.placement.cluster}|{game.seed}", comparisons))
         for bot in set(game.seats):
             played[bot] += 1
         for fault in game.faults:
-            faults[fault["bot"]] += 1
+            faults[fault.bot] += 1
         for a, b, score in comparisons:
             index = 0 if score == 1 else 1 if score == 0.5 else 2
             outcome[a][index] += 1
@@ -235,10 +235,10 @@ def board(title: str, games: Sequence[StoredGame], prior: float, anchor: tuple[s
     return Board(title, rows, ratings, len(games), notes, head_to_head(rated, order))
 
 
-def leaderboards(games: Iterable[StoredGame], prior: float = 2.0, anchor: tuple[str, float] | None = None,
+def leaderboards(games: Iterable[GameRecord], prior: float = 2.0, anchor: tuple[str, float] | None = None,
                  bootstrap: int = 200, seed: int = 0) -> list[Board]:
     """A board per game and rules version (versions are never pooled), then the overall board."""
-    by_game: dict[tuple[str, str], list[StoredGame]] = defaultdict(list)
+    by_game: dict[tuple[str, str], list[GameRecord]] = defaultdict(list)
     for game in games:
         by_game[(game.game, game.rules_version)].append(game)
     boards = [board(f"{name} (rules v{version})", by_game[(name, version)], prior, anchor, bootstrap, seed)
@@ -289,9 +289,9 @@ def render(boards: Sequence[Board], fmt: str = "table", superiority: bool = Fals
     style = "github" if fmt == "markdown" else "simple"
     parts = []
     for b in boards:
-        heading = f"## {b.title}" if fmt == "markdown" else f"{b.title}: {b.games} games"
+        heading = f"## {b.title}" if fmt == "markdown" else f"{b.title}: {counted(b.games, 'game')}"
         if fmt == "markdown":
-            heading += f"\n\n{b.games} games"
+            heading += f"\n\n{counted(b.games, 'game')}"
         parts.append(heading)
         parts.append(tabulate([row.cells() for row in b.rows], headers=HEADERS, tablefmt=style,
                               colalign=("right", "left", "right", "left", "right", "right", "left", "right")))

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from cardarena.referee.process import BotSpec
+from cardarena.config import BotSpec
 
 ROOT = Path(__file__).resolve().parent.parent
 ZOO = ROOT / "tests" / "zoo"

@@ -1,8 +1,8 @@
-"""A bot sees its own files and nothing else, whatever the layout (README "Sandbox"): the results file,
+"""A bot sees its own files and nothing else, whatever the layout (SANDBOX.md § A bot sees its own files and nothing else): the results file,
 the bot logs, the league file and other bots are never in any bot's view. A layout that would show one
 of them is refused by run, play and check before any bot starts, in one line saying what to do.
 
-The hostile case is issue 20's: the league file at the project root, as the README lays it out, with
+The hostile case is issue 20's: the league file at the project root, as runner/tournament/README.md (§ League files) lays it out, with
 a NAME=CMD bot beside it: its folder was the project root, mounted whole, deal secret included.
 """
 
@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from cardarena.cli import main
-from cardarena.referee import sandbox
+from cardarena.referee import sandbox, views
 from tests.conftest import RANDOM_BOT, ROOT, ZOO
 
 BWRAP_PROBLEM = sandbox.bwrap_problem()
@@ -38,7 +38,7 @@ def refused(done: subprocess.CompletedProcess, *phrases: str) -> bool:
 
 
 def project(tmp_path: Path) -> Path:
-    """A project as the README lays one out: the random bot's folder, a spy script at the root, readable
+    """A project as runner/tournament/README.md (§ League files) lays one out: the random bot's folder, a spy script at the root, readable
     by others like published bots (a root organiser's bots run as nobody)."""
     root = tmp_path / "project"
     (root / "bots").mkdir(parents=True)
@@ -157,7 +157,7 @@ def test_a_python_installation_that_holds_the_project_is_refused(tmp_path, monke
     root = project(tmp_path)
     (root / "results").mkdir()
     monkeypatch.chdir(root)
-    monkeypatch.setattr(sandbox, "python_folders", lambda: (str(root),))
+    monkeypatch.setattr(views, "python_folders", lambda: (str(root),))
     done = CliRunner().invoke(main, ["play", "casino", "--bot", "bots/random", "--bot", f"b={sys.executable} {RANDOM_BOT}"])
     assert done.exit_code == 2, done.output
     assert done.output.startswith(f"Error: every bot would see the results folder {root / 'results'}: {root} is shown")
@@ -233,7 +233,7 @@ def test_a_venv_whose_packages_a_pth_file_links_runs_python_bots(tmp_path, mode,
     done = play_with(venv / "bin" / "python", spy, mode, {**env, "PYTHONNOUSERSITE": "1"}, tmp_path)
     assert done.returncode == 0 and "FAULT" not in done.stderr, done.stderr
     if mode == "bwrap":
-        shown = subprocess.run([str(venv / "bin" / "python"), "-c", "from cardarena.referee.sandbox import "
+        shown = subprocess.run([str(venv / "bin" / "python"), "-c", "from cardarena.referee.views import "
                                 "python_folders; print('\\n'.join(python_folders()))"], capture_output=True,
                                text=True, env=env, check=True).stdout.split()
         assert str(packages) in shown and str(ROOT) not in shown
@@ -261,14 +261,15 @@ def start_fault(command: list[str], folder: Path, monkeypatch, path: str | None 
     replaced by PROGRAM: a detail that names the program, and nothing else about it, says nothing."""
     from cardarena.manifest import load_manifest
     from cardarena.referee.faults import BotFault
-    from cardarena.referee.process import BotProcess, Limits
+    from cardarena.config import Limits, SandboxSettings
+    from cardarena.referee.process import BotProcess
     if BWRAP_PROBLEM is not None:
         pytest.skip(f"bubblewrap cannot run here: {BWRAP_PROBLEM} (without it a bot sees what the organiser sees)")
     if path is not None:
         monkeypatch.setenv("PATH", path)
     (folder / "bot.toml").write_text(f'name = "prober"\ncommand = {json.dumps(command)}\n')
     with pytest.raises(BotFault) as raised:
-        BotProcess(load_manifest(folder).spec, Limits(sandbox=sandbox.SandboxSettings(mode="bwrap"))).start()
+        BotProcess(load_manifest(folder).spec, Limits(sandbox=SandboxSettings(mode="bwrap"))).start()
     assert raised.value.fault.kind == "start"
     return raised.value.fault.detail.replace(command[0], "PROGRAM")
 

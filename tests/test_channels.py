@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from cardarena.referee import sandbox
-from cardarena.referee.process import BotProcess, BotSpec, Limits
-from cardarena.referee.sandbox import SandboxSettings
+from cardarena.referee import sandbox, views
+from cardarena.config import BotSpec, Limits, SandboxSettings
+from cardarena.referee.process import BotProcess
 from tests.conftest import ROOT, ZOO
 
 SECRET = "10110010"
@@ -158,7 +158,7 @@ def test_the_sandboxs_process_1_shows_none_of_the_organisers_folders(tmp_path):
     init = next(line for line in re.findall(r'"processes": \[(.*?)\]', spy)[0].split('", "') if "bwrap" in line)
     assert "--ro-bind" not in init and str(folder) not in init, init
     # the Python installation the bot is shown may lie in the project (a venv there): nothing else may
-    for shown in sorted(sandbox.python_folders(), key=len, reverse=True):
+    for shown in sorted(views.python_folders(), key=len, reverse=True):
         init = init.replace(shown, "PYTHON")
     assert str(ROOT) not in init and "/root/.cargo" not in init, init
 

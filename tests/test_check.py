@@ -8,6 +8,7 @@ Kept fast: few games per game, and only Knock Rummy for the zoo.
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
 import subprocess
@@ -18,11 +19,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cardarena.check import GameCheck, CheckReport, seatings_of
+from cardarena.check import GameCheck, CheckReport, describe_verdict, seatings_of
 from cardarena.cli import main
 from cardarena.games import get_game
 from cardarena.referee.faults import FAULT_KINDS
-from cardarena.referee.process import Limits
+from cardarena.config import Limits
 from tests.conftest import ROOT, ZOO, python_bot_folder, skip_without_bwrap
 
 SAMPLES = ROOT / "sample_bots"
@@ -136,11 +137,12 @@ def test_text_report_and_replay_line_reproduce_the_fault(tmp_path):
     assert any("rule:" in line and FAULT_KINDS["illegal"] in line for line in lines)
     assert lines[-1].startswith("FAIL: illegal: 1 fault(s) in knock-rummy")
     [replay] = [line.split("reproduce: ", 1)[1] for line in lines if "reproduce: " in line]
-    # Run the line as printed, with this interpreter standing for the `cardarena` script (which
-    # may not be on PATH where pip put scripts elsewhere).
-    assert " && cardarena play " in replay
-    replay = replay.replace(" && cardarena play ", f" && {shlex.quote(sys.executable)} -m cardarena.cli play ")
-    played = subprocess.run(replay, shell=True, capture_output=True, text=True, timeout=60)
+    # The line runs as printed from any shell: it names this cardarena by its full path, so it needs
+    # neither the venv active nor the script on PATH.
+    words = shlex.split(replay)
+    assert words[2] == "&&" and Path(words[3]).is_absolute() and "play" in words[4:7]
+    played = subprocess.run(replay, shell=True, capture_output=True, text=True, timeout=60,
+                            env={**os.environ, "PATH": "/usr/bin:/bin"})
     assert "FAULT illegal: illegal (knock-rummy, game knock-rummy-0, seat 0, decision 2)" in played.stderr
     failure = junit_cases(junit)["knock-rummy"].find("failure")
     assert failure.get("type") == "illegal" and "reproduce: cd " in failure.text
@@ -202,6 +204,15 @@ def test_slow_decisions_warn_without_failing():
     assert game.timing(1.0)["median"] == 0.2
 
 
+def test_the_verdict_counts_one_game_as_one_game():
+    """Issue 24 item 5: "played 1 games" no more."""
+    one = GameCheck("knock-rummy", seatings=seatings_of(get_game("knock-rummy"))[:1], decision_times=[0.1])
+    report = CheckReport("solo", ("x",), None, Limits(decision_timeout=1.0), games=[one])
+    assert describe_verdict(report)[-1] == "PASS: solo played 1 game without a fault"
+    one.seatings *= 2
+    assert describe_verdict(report)[-1] == "PASS: solo played 2 games without a fault"
+
+
 def test_a_second_answer_to_a_games_last_decision_fails_that_game_and_its_replay_line_reproduces_it():
     """Issue 10 item 12 through `check`: the fault names the game it was sent in, so its line reproduces it."""
     bot = f"double_knock={shlex.quote(sys.executable)} {ZOO / 'double_knock.py'}"
@@ -213,7 +224,7 @@ def test_a_second_answer_to_a_games_last_decision_fails_that_game_and_its_replay
     assert f"after its answer to decision {first['decision']} that no request asked for" in first["detail"]
     assert first["message"]["type"] == "action" and first["message"]["action"]["type"] == "knock"
     command = shlex.split(first["reproduce"])  # cd FOLDER && cardarena play ...
-    replay = CliRunner().invoke(main, command[command.index("cardarena") + 1:] + ["--quiet"], catch_exceptions=False)
+    replay = CliRunner().invoke(main, command[command.index("play"):] + ["--quiet"], catch_exceptions=False)
     assert replay.exit_code == 1 and "Traceback" not in replay.stderr
     assert (f"FAULT double_knock: protocol (knock-rummy, game knock-rummy-{first['seed']}, seat {first['seat']}, "
             f"decision {first['decision']}): sent 54 bytes after its answer") in replay.stderr
@@ -221,7 +232,7 @@ def test_a_second_answer_to_a_games_last_decision_fails_that_game_and_its_replay
 
 @pytest.mark.parametrize("mode", ["bwrap", "none"])
 def test_a_bot_on_the_sdks_old_import_name_is_told_the_new_one(mode, tmp_path):
-    """README § Layout: the SDK is `cardarena.protocol`; a bot still written `from protocol.bot
+    """runner/README.md: the SDK is `cardarena.protocol`; a bot still written `from protocol.bot
     import run` fails its handshake, and check shows the message that names the new import."""
     skip_without_bwrap(mode)
     bot = python_bot_folder(tmp_path, "old", "import random\nfrom protocol.bot import random_action, run\n"

@@ -22,9 +22,9 @@ from typing import Iterator
 
 import pytest
 
-from cardarena.referee.process import BotSpec, Limits
-from cardarena.tournament.execute import FinishedGame
-from cardarena.tournament.schedule import GameSettings, schedule
+from cardarena.config import BotSpec, Limits
+from cardarena.tournament.execution.events import FinishedGame
+from cardarena.tournament.planning.schedule import GameSettings, schedule
 from tests.test_sandbox import spy_folder
 from tests.test_tournament import ROOT, cardarena, stored_games
 
@@ -33,7 +33,7 @@ pytestmark = pytest.mark.dask
 
 RANDOM_BOT = ROOT / "sample_bots" / "random" / "bot.py"
 START_SECONDS = 30
-WORKER_ENVIRONMENT = {"DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False"}  # as README's worker command sets it
+WORKER_ENVIRONMENT = {"DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False"}  # as DASK.md's worker command sets it
 DEALS, GAMES = 4, 72  # per table; in all (3 Casino tables of 8 games, 3 Knock Rummy tables of 16)
 
 
@@ -66,7 +66,7 @@ def _environment() -> dict[str, str]:
 
 def start_cluster(folder: Path, workers: int = 2, worker_options: tuple[str, ...] = ()) -> Cluster:
     """A scheduler on a free port of 127.0.0.1 (its HTTP server too, so clusters started at once do
-    not contend for port 8787) and `workers` one-thread workers, started as the README says; waits
+    not contend for port 8787) and `workers` one-thread workers, started as runner/tournament/DASK.md says; waits
     until every worker has joined. What was started is stopped again if the cluster cannot start."""
     folder.mkdir(parents=True, exist_ok=True)
     scheduler_file = folder / "scheduler.json"
@@ -161,8 +161,8 @@ def test_batched_games_reach_the_organiser_once_each_and_the_last_partial_batch_
     """Batches sent as their flushes fall due, the last one still waiting when the task ends (its
     flush, coming after, sends nothing), then the task's result and a replay's: every game passes
     once, in order."""
-    from cardarena.tournament.dask_executor import _Batches, _new_items
-    from cardarena.tournament.execute import FinishedGame
+    from cardarena.tournament.execution.dask_executor import _Batches, _new_items
+    from cardarena.tournament.execution.events import FinishedGame
     sent, due = [], []
     batches = _Batches("attempt-1", sent.append, lambda delay, flush: due.append(flush))
     games = [FinishedGame("m", f"game-{number}", None) for number in range(7)]
@@ -184,7 +184,7 @@ def test_batched_games_reach_the_organiser_once_each_and_the_last_partial_batch_
 def test_referees_on_a_worker_run_without_what_the_nanny_set_for_its_worker_alone(monkeypatch):
     """A portion host runs with the worker's environment minus the nanny's tuning (a fixed malloc
     trim threshold costs a referee 15% more CPU), and keeps what the user set."""
-    from cardarena.tournament.dask_executor import PortionHost, host_environment
+    from cardarena.tournament.execution.dask_executor import PortionHost, host_environment
     monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")  # as a Dask nanny sets it
     monkeypatch.setenv("OMP_NUM_THREADS", "4")  # the user's own choice, not the nanny's
     host = PortionHost(host_environment())
@@ -221,7 +221,7 @@ def test_a_tournament_on_a_dask_cluster_equals_a_local_run(cluster, local_run, t
 
 
 def test_a_scheduler_that_will_not_let_go_of_a_runs_games_is_a_warning(cluster, tmp_path):
-    from cardarena.tournament.dask_executor import DaskExecutor
+    from cardarena.tournament.execution.dask_executor import DaskExecutor
     executor = DaskExecutor(cluster.address)
     try:
         def refuse(*args, **kwargs):
@@ -308,7 +308,7 @@ def test_a_scheduler_lost_mid_run_is_one_line_keeping_the_games_and_resume_finis
 def test_a_cluster_that_every_worker_left_is_an_error_not_a_wait_for_ever(tmp_path, monkeypatch):
     """Dask keeps tasks waiting until a worker joins; a run does that for WORKER_WAIT_SECONDS, as
     for a cluster's first worker, then ends with the command that starts workers (--resume goes on)."""
-    from cardarena.tournament import dask_executor
+    from cardarena.tournament.execution import dask_executor
     monkeypatch.setattr(dask_executor, "WORKER_WAIT_SECONDS", 2.0)
     bots = {name: BotSpec.parse(f"{name}={sys.executable} {RANDOM_BOT}") for name in ("a", "b")}
     plans = schedule({name: ("casino",) for name in bots}, [GameSettings("casino", players=2, deals=30)], seed=1,
@@ -486,7 +486,7 @@ def test_a_bot_that_kills_its_referee_on_a_worker_costs_a_replay_not_the_worker(
 
 
 def test_a_scheduler_without_workers_is_an_error_that_says_how_to_start_them(tmp_path, monkeypatch):
-    from cardarena.tournament import dask_executor
+    from cardarena.tournament.execution import dask_executor
     monkeypatch.setattr(dask_executor, "WORKER_WAIT_SECONDS", 0.5)
     with own_cluster(tmp_path / "cluster", workers=0) as lonely:
         executor = dask_executor.DaskExecutor(lonely.address)

@@ -9,6 +9,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from cardarena.fault_report import cardarena_command
 from cardarena.referee.faults import telling_lines
 from tests.conftest import ROOT, ZOO
 from tests.test_tournament import cardarena
@@ -67,7 +68,7 @@ def test_faults_lists_each_fault_with_a_line_that_reproduces_it(tmp_path):
     # The line deals the same game again: the same fault at the same decision, and play exits 1.
     entry = entries[0]
     words = shlex.split(entry["reproduce"])
-    assert words[0] == "cd" and words[2] == "&&" and words[3:5] == ["cardarena", "play"]
+    assert words[0] == "cd" and words[2] == "&&" and Path(words[3]).is_absolute() and words[4] == "play"
     assert "--seed" in words and str(RANDOM) in words  # a folder bot by its folder
     replayed = cardarena(*words[4:], "--quiet")
     assert replayed.returncode == 1
@@ -109,3 +110,17 @@ def test_a_bot_that_cannot_start_is_shown_with_its_telling_stderr(tmp_path):
     warning = next(line for line in done.stderr.splitlines() if line.startswith("warning: broken"))
     assert "stderr: Error: Cannot find module '@msgpack/msgpack'" in warning
     assert warning.index("Cannot find module") < warning.index("Node.js v20.20.2")
+
+
+def test_reproduce_lines_start_cardarena_by_its_full_path(tmp_path, monkeypatch):
+    """Issue 24 item 5: a reproduce line runs from a shell where cardarena's venv is not active: it names
+    the `cardarena` script beside the interpreter, or, where pip put the script elsewhere, the
+    interpreter itself with -m."""
+    interpreter = tmp_path / "bin" / "python3"
+    interpreter.parent.mkdir()
+    monkeypatch.setattr(sys, "executable", str(interpreter))
+    assert cardarena_command() == [str(interpreter), "-m", "cardarena.cli"]
+    script = interpreter.parent / "cardarena"
+    script.write_text("#!/bin/sh\n")
+    script.chmod(0o755)
+    assert cardarena_command() == [str(script)]

@@ -1,4 +1,4 @@
-"""The portion host (runner/tournament/host.py): a fresh process that plays the portions sent to it
+"""The portion host (runner/tournament/execution/host.py): a fresh process that plays the portions sent to it
 as a local run would, dies with its parent, and stops its bots when the portion is abandoned."""
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from cardarena.referee.process import Limits
-from cardarena.tournament.execute import ExecutionError, FinishedGame, FinishedMatch, LocalExecutor
-from cardarena.tournament.host import PortionHost
-from cardarena.tournament.schedule import GameSettings, schedule
+from cardarena.config import Limits
+from cardarena.tournament.execution.events import FinishedGame, FinishedMatch
+from cardarena.tournament.execution.execute import ExecutionError, LocalExecutor
+from cardarena.tournament.execution.host import PortionHost
+from cardarena.tournament.planning.schedule import GameSettings, schedule
 from tests.conftest import ROOT, random_bot
 
 LIMITS = Limits(decision_timeout=5.0)
@@ -35,7 +36,8 @@ BOTS = {name: random_bot(name, int(MARK)) for name in "abc"}
 
 def comparable(items: list) -> list:
     """The games and matches, without their timings."""
-    return [(item.game_id, {key: value for key, value in item.record.to_dict().items() if key != "duration"})
+    return [(item.game_id, {key: value for key, value in item.record.to_dict().items()
+                            if key not in ("duration", "decision_times")})
             if isinstance(item, FinishedGame) else item for item in items]
 
 
@@ -116,7 +118,7 @@ def test_a_portion_abandoned_part_way_stops_the_host_and_its_bots(tmp_path):
 def test_a_host_dies_with_the_process_that_started_it(tmp_path):
     parent = subprocess.Popen([sys.executable, "-c",
                                "import os, sys, time\n"
-                               "from cardarena.tournament.host import PortionHost\n"
+                               "from cardarena.tournament.execution.host import PortionHost\n"
                                "print(PortionHost(os.environ).process.pid, flush=True)\n"
                                "time.sleep(60)\n"], cwd=ROOT, stdout=subprocess.PIPE, text=True,
                               env={**os.environ, "PYTHONPATH": str(ROOT)})

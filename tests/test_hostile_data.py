@@ -26,7 +26,7 @@ from cardarena.games import get_game
 from cardarena.html import esc, plain_text
 from cardarena.referee.faults import MAX_EVIDENCE, Fault, cut, plain, printable
 from cardarena.referee.match import Match
-from cardarena.referee.process import BotSpec, Limits
+from cardarena.config import BotSpec, Limits
 from tests.conftest import ROOT, ZOO, random_bot, zoo_script
 
 CASINO = get_game("casino")

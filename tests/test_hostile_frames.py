@@ -2,8 +2,9 @@
 
 Hundreds of generated hostile frames (deep nesting, extension types, bin values and bytes keys,
 repeated keys, huge and odd numbers, floats, longer encodings, truncations, random bytes) are each
-the first answer of a real bot process in a real `Match`: no exception escapes, and the game's
-record goes through strict JSON and the results store unchanged.
+the first answer of a bot in a real `Match`: no exception escapes, and the game's record goes
+through strict JSON and the results store unchanged. Five hundred go through a transport in memory
+(runner/referee/scripted.py), forty through a real bot process and its pipes.
 
 The hostile bot is `cat` replaying a file (its hello, then the frame), so it costs a few milliseconds
 to start; its opponent is one long-lived sample random bot, and the game is a two-player Knock
@@ -21,11 +22,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cardarena.protocol.framing import HEADER, encode
-from cardarena.check import Finding, describe_finding
+from cardarena.fault_report import CHECK_TEXT, FaultEntry, text_lines
 from cardarena.games import get_game
 from cardarena.referee.faults import FAULT_KINDS, printable
 from cardarena.referee.match import Match
-from cardarena.referee.process import BotSpec, Limits
+from cardarena.referee.scripted import Exit, ScriptedTransport, well_behaved
+from cardarena.config import BotSpec, Limits
 from cardarena.tournament.store import ResultStore
 from tests.conftest import random_bot
 
@@ -126,15 +128,9 @@ def arena(tmp_path_factory):
         yield match, store, replay, iter(range(10 ** 9))
 
 
-@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                  HealthCheck.too_slow])
-@given(frame=frames())
-def test_any_frame_is_a_fault_or_a_move_and_its_record_can_be_kept(arena, frame):
-    match, store, replay, numbers = arena
-    replay.write_bytes(HELLO + frame)
-    game_id = f"hostile-{next(numbers)}"
-    record = match.play(KNOCK_RUMMY, SEED, game_id=game_id)  # an exception here fails the property
-
+def keeps_its_record(record, store: ResultStore, game_id: str) -> None:
+    """The game ended with a result, its faults are the hostile bot's, and its record survives strict
+    JSON, the results store and every rendering of its faults unchanged."""
     assert record.result is not None
     assert all(fault.kind in FAULT_KINDS and fault.bot == "hostile" for fault in record.faults)
     data = record.to_dict()
@@ -142,11 +138,53 @@ def test_any_frame_is_a_fault_or_a_move_and_its_record_can_be_kept(arena, frame)
     assert json.loads(text)["faults"] == data["faults"]
     store.add_game(data, "hostile", 0, 0, "hostile")
     [stored] = store.games(game_id)
-    assert stored.faults == data["faults"]
+    assert stored.faults == record.faults
     for fault in record.faults:
-        lines = describe_finding(Finding(fault, None, None, None))
+        lines = text_lines(FaultEntry(fault), CHECK_TEXT)
         assert all(printable(line) == line for line in lines)
         assert len(json.dumps(fault.to_dict())) < 16 * 1024
+
+
+def replaying(frame: bytes):
+    """The script of the replaying bot in memory: its hello and the frame at once, then it exits."""
+    def script(message):
+        if message["type"] == "hello":
+            return [HELLO + frame]
+        return [Exit(0)] if message["type"] in ("decision", "shutdown") else []
+    return script
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    with ResultStore(tmp_path_factory.mktemp("in-memory") / "results.sqlite", create=True) as kept:
+        yield kept, iter(range(10 ** 9))
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                  HealthCheck.too_slow])
+@given(frame=frames())
+def test_any_frame_is_a_fault_or_a_move_and_its_record_can_be_kept(store, frame):
+    """Hundreds of frames through the referee's session over a transport in memory (the frame reader,
+    the message checks and the decision loop are the ones real pipes feed)."""
+    kept, numbers = store
+    table = {"hostile": replaying(frame), "random": well_behaved}
+    specs = [BotSpec("hostile", ("hostile",)), BotSpec("random", ("random",))]
+    connect = lambda spec, limits, log_path, log_note: ScriptedTransport(table[spec.name])  # noqa: E731
+    game_id = f"hostile-{next(numbers)}"
+    with Match(specs, Limits(decision_timeout=10.0), connect=connect) as match:
+        record = match.play(KNOCK_RUMMY, SEED, game_id=game_id)  # an exception here fails the property
+    keeps_its_record(record, kept, game_id)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                 HealthCheck.too_slow])
+@given(frame=frames())
+def test_any_frame_over_real_pipes_is_a_fault_or_a_move_and_its_record_can_be_kept(arena, frame):
+    """The same property end to end, fewer times: a real process writes the frame on a real pipe."""
+    match, kept, replay, numbers = arena
+    replay.write_bytes(HELLO + frame)
+    game_id = f"hostile-{next(numbers)}"
+    keeps_its_record(match.play(KNOCK_RUMMY, SEED, game_id=game_id), kept, game_id)
 
 
 def test_the_replaying_bot_really_sends_its_frame(arena):
@@ -154,4 +192,15 @@ def test_the_replaying_bot_really_sends_its_frame(arena):
     match, _, replay, numbers = arena
     replay.write_bytes(HELLO + encode({"type": "action", "decision": 1, "action": {"type": "draw", "source": "ZZ"}}))
     [fault] = match.play(KNOCK_RUMMY, SEED, game_id=f"hostile-{next(numbers)}").faults
+    assert (fault.kind, fault.decision, fault.message["action"]["source"]) == ("illegal", 1, "ZZ")
+
+
+def test_the_replaying_bot_in_memory_really_sends_its_frame():
+    """The in-memory property tests something too: the same illegal answer, the same fault."""
+    frame = encode({"type": "action", "decision": 1, "action": {"type": "draw", "source": "ZZ"}})
+    table = {"hostile": replaying(frame), "random": well_behaved}
+    specs = [BotSpec("hostile", ("hostile",)), BotSpec("random", ("random",))]
+    with Match(specs, Limits(decision_timeout=10.0),
+               connect=lambda spec, limits, log_path, log_note: ScriptedTransport(table[spec.name])) as match:
+        [fault] = match.play(KNOCK_RUMMY, SEED, game_id="hostile-in-memory").faults
     assert (fault.kind, fault.decision, fault.message["action"]["source"]) == ("illegal", 1, "ZZ")

@@ -9,6 +9,7 @@ import json
 import re
 import sqlite3
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -16,9 +17,11 @@ from click.testing import CliRunner
 
 from cardarena.cli import main
 from cardarena.games import all_games
+from cardarena.games.base import Result
 from cardarena.html import CONTENT_SECURITY_POLICY, esc, pack, plain_text
 from cardarena.html.replay import ReplayError, replay_data
 from cardarena.html.report import replay_folder, write_report
+from cardarena.record import GameRecord
 from tests.random_results import play_random, write_random_results
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,7 +49,7 @@ def results(tmp_path_factory) -> tuple[Path, list[dict]]:
 @pytest.mark.parametrize("name", sorted(all_games()))
 def test_replay_data_holds_every_seats_view_at_every_step(name):
     record = play_random(name, BOTS[:PLAYERS[name]], seed=11, fault_seat=1, fault_decision=2)
-    data = replay_data(record)
+    data = replay_data(GameRecord.from_dict(record))
     game = all_games()[name]
     state = game.new_state(PLAYERS[name], record["options"], record["seed"])
     views = data["frames"][0]["views"]
@@ -66,15 +69,16 @@ def test_replay_data_holds_every_seats_view_at_every_step(name):
 
 
 def test_replay_data_refuses_a_record_the_engine_does_not_match():
-    record = play_random("casino", ["a", "b"], seed=3)
+    record = GameRecord.from_dict(play_random("casino", ["a", "b"], seed=3))
     with pytest.raises(ReplayError, match="rules v0"):
-        replay_data({**record, "rules_version": "0"})
+        replay_data(replace(record, rules_version="0"))
+    assert record.scores != [0, 0]
     with pytest.raises(ReplayError, match="scores"):
-        replay_data({**record, "scores": [0, 0]})
+        replay_data(replace(record, result=Result.from_scores([0, 0])))
     with pytest.raises(ReplayError, match="decision 1: .* does not allow"):
-        replay_data({**record, "actions": [[0, {"type": "trail", "card": "ZZ"}]] + record["actions"]})
+        replay_data(replace(record, actions=[(0, {"type": "trail", "card": "ZZ"})] + record.actions))
     with pytest.raises(ReplayError, match="not over"):
-        replay_data({**record, "actions": record["actions"][:-1]})
+        replay_data(replace(record, actions=record.actions[:-1]))
 
 
 def test_bot_text_is_escaped_and_its_control_characters_made_visible():
@@ -128,7 +132,7 @@ def test_report_lists_a_game_it_cannot_replay_with_the_reason(results, tmp_path)
     result = CliRunner().invoke(main, ["report", str(copy), "-o", str(tmp_path / "r.html"),
                                                        "--bootstrap", "0"])
     assert result.exit_code == 0, result.output
-    assert "warning: 1 games could not be replayed" in result.stderr
+    assert "warning: 1 game could not be replayed" in result.stderr
     page = (tmp_path / "r.html").read_text()
     assert f"{esc(victim)}<span class=\"small\"> (no replay: played under rules v0" in page
 

@@ -7,13 +7,15 @@ import json
 import re
 
 from cardarena.report import LEGEND, leaderboards, render
-from cardarena.tournament.store import StoredGame
+from cardarena.games.base import Result
+from cardarena.record import GameRecord, Placement
 
 
-def game(number: int, seats: list[str], ranks: list[int], name: str = "casino") -> StoredGame:
+def game(number: int, seats: list[str], ranks: list[int], name: str = "casino") -> GameRecord:
     """A stored game with what the leaderboards read: one duplicate set per number."""
-    return StoredGame(f"{name}/{'+'.join(seats)}/d{number}/r0", "m", name, "2", {}, number, number, 0,
-                      f"{name}/d{number}", seats, [0] * len(seats), ranks, None, [], 0.1)
+    return GameRecord(f"{name}/{'+'.join(seats)}/d{number}/r0", name, "2", {}, number, seats,
+                      result=Result.from_scores([0] * len(seats)), ranks=ranks, duration=0.1,
+                      placement=Placement("m", number, 0, f"{name}/d{number}"))
 
 
 def test_a_perfect_score_is_a_one_sided_bound_never_plus_minus_zero():

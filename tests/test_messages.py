@@ -16,7 +16,7 @@ import pytest
 from cardarena.games import get_game
 from cardarena.referee.faults import FAULT_KINDS, Fault
 from cardarena.referee.match import Match
-from cardarena.referee.process import BotSpec, Limits
+from cardarena.config import BotSpec, Limits
 from tests.conftest import ROOT, zoo_bot
 
 LIMITS = Limits(handshake_timeout=10.0, decision_timeout=1.0)
@@ -84,7 +84,7 @@ def protocol_sections() -> set[str]:
 
 
 def cited_sections() -> dict[str, str]:
-    """Every `PROTOCOL.md § Title` (and `(§ Title)` in a fault rule) cited in the code: title -> where."""
+    """Every `PROTOCOL.md § <title>` (and `(§ <title>)` in a fault rule) cited in the code: title -> where."""
     cited = {}
     texts = {f"FAULT_KINDS[{kind!r}]": rule for kind, rule in FAULT_KINDS.items()}
     for folder in ("runner", "protocol", "sample_bots"):

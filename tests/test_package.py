@@ -160,7 +160,7 @@ def test_run_check_and_play_work_from_the_wheel_in_an_empty_directory(wheel, ven
 
 def test_a_dask_run_works_from_the_wheel(wheel, venv, tmp_path):
     """`run --executor dask` from the installed wheel: its workers start portion hosts (fresh
-    interpreters, cardarena.tournament.host) that must import the installed cardarena, not this tree."""
+    interpreters, cardarena.tournament.execution.host) that must import the installed cardarena, not this tree."""
     pytest.importorskip("distributed", reason="Dask is not installed (pip install 'cardarena[dask]'; .ci/run does)")
     empty = tmp_path / "empty"
     empty.mkdir()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import re
 
-from cardarena.tournament.progress import Progress
+from cardarena.tournament.execution.progress import Progress
 
 
 class Clock:

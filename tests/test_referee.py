@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import random
 import re
+import signal
 import sys
 import time
 from pathlib import Path
@@ -18,9 +19,10 @@ import pytest
 from cardarena.games import get_game
 from cardarena.referee.faults import BotFault
 from cardarena.referee.match import Match, ranks_with_faults
-from cardarena.referee import sandbox
-from cardarena.referee.sandbox import SandboxSettings
-from cardarena.referee.process import LOG_CAPPED_NOTE, BotProcess, BotSpec, Limits, append_capped, open_pidfd
+from cardarena.referee import cgroups, sandbox
+from cardarena.config import BotSpec, Limits, SandboxSettings
+from cardarena.referee.pipes import LOG_CAPPED_NOTE, append_capped, open_pidfd
+from cardarena.referee.process import BotProcess
 from cardarena.games.base import Result
 from tests.conftest import ZOO, random_bot, zoo_bot
 
@@ -180,8 +182,10 @@ def test_faulting_teams_rank_last_together():
 def test_a_bot_that_dies_between_games_is_a_crash_in_the_next_game():
     with Match([random_bot("a", 1), random_bot("b", 2)], LIMITS) as match:
         match.play(KNOCK_RUMMY, seed=1)
-        match._processes[1]._proc.kill()
-        match._processes[1]._proc.wait()
+        dying = match._processes[1]
+        os.kill(dying.pid, signal.SIGKILL)
+        while dying.alive:
+            time.sleep(0.005)
         second = match.play(KNOCK_RUMMY, seed=2)
         third = match.play(KNOCK_RUMMY, seed=3)
     assert [(f.kind, f.seat) for f in second.faults] == [("crash", 1)]
@@ -295,14 +299,14 @@ def test_stopping_a_bot_never_waits_for_an_escapee_that_holds_its_stderr(tmp_pat
     """Without a cgroup to find it, a `setsid` child that inherited the bot's stderr outlives the
     bot (where no PID namespace of the bot's own takes it along); the referee stops draining that pipe
     once the bot is gone instead of waiting on it."""
-    monkeypatch.setattr(sandbox, "_cgroup_parents", lambda: {})
+    monkeypatch.setattr(cgroups, "cgroup_parents", lambda: {})
     monkeypatch.setattr(sandbox, "isolation_problem", lambda: "unshare cannot create namespaces here (simulated)")
     token = f"{3600 + random.random():.9f}"
     spec = BotSpec("holder", (sys.executable, "stderr_holder.py", "--token", token), cwd=str(ZOO), folder=str(ZOO))
     bot = BotProcess(spec, Limits(sandbox=SandboxSettings(mode="none")), log_path=tmp_path / "holder.log")
     try:
         bot.start()
-        drain = bot._stderr_thread
+        drain = bot.transport._stderr_thread
         bot.stop()
         assert not drain.is_alive()
         assert running("sleep", token)  # what the drain must not wait for
@@ -319,5 +323,5 @@ def test_a_bot_that_cannot_be_spawned_leaves_the_original_error_visible(tmp_path
         with match:
             match.play(get_game("casino"), 1)
     # and the cgroups made for the bot before the failure are gone with it
-    mine = [path for parent in sandbox._cgroup_parents().values() for path in parent.glob(f"cardarena-{os.getpid()}-*")]
+    mine = [path for parent in cgroups.cgroup_parents().values() for path in parent.glob(f"cardarena-{os.getpid()}-*")]
     assert not mine

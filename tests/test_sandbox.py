@@ -21,13 +21,15 @@ import pytest
 from click.testing import CliRunner
 
 from cardarena.cli import main
+from cardarena.console import require_sandbox
 from cardarena.games import get_game
 from cardarena.manifest import load_manifest
-from cardarena.referee import sandbox
+from cardarena.referee import cgroups, sandbox, views
 from cardarena.referee.faults import BotFault
 from cardarena.referee.match import Match
-from cardarena.referee.process import BotProcess, BotSpec, Limits
-from cardarena.referee.sandbox import BOT_UIDS, NOBODY, SandboxError, SandboxSettings
+from cardarena.config import BotSpec, Limits, SandboxSettings
+from cardarena.referee.process import BotProcess
+from cardarena.referee.sandbox import BOT_UIDS, NOBODY, SandboxError
 from tests.conftest import RANDOM_BOT, ROOT, ZOO, random_bot, zoo_bot
 from tests.test_referee import running
 
@@ -54,7 +56,7 @@ def needs_isolation(mode: str) -> None:
 
 
 def cgroup_or_skip(controller: str) -> None:
-    if controller not in sandbox._cgroup_parents():
+    if controller not in cgroups.cgroup_parents():
         pytest.skip(f"no {controller} cgroup can be made here, and the rlimit standing in is per user")
 
 
@@ -143,7 +145,7 @@ def test_the_spy_cannot_reach_the_organisers_files_network_or_processes(mode, tm
         assert report["uid"] != 0
     system = {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "proc", "dev", "tmp", "home", "opt"}
     # parents made for the binds: of the bot's folder and of each folder of the Python that runs Python bots
-    ancestors = {Path(path).resolve().parts[1] for path in (*sandbox.python_folders(), folder)}
+    ancestors = {Path(path).resolve().parts[1] for path in (*views.python_folders(), folder)}
     assert set(report["root_listing"]) <= system | ancestors
 
 
@@ -220,8 +222,9 @@ def test_a_bot_dies_with_a_killed_referee(tmp_path):
     """PR_SET_PDEATHSIG without bubblewrap (and --die-with-parent with it): SIGKILL the referee,
     and the bot, busy in a long decision, goes too."""
     token = f"{7200 + uuid.uuid4().int % 10**6 / 10**6:.6f}"
-    script = (f"from cardarena.referee.process import BotProcess, BotSpec, Limits\n"
-              f"from cardarena.referee.sandbox import SandboxSettings\n"
+    script = (f"from cardarena.referee.process import BotProcess\n"
+              f"from cardarena.config import BotSpec, Limits\n"
+              f"from cardarena.config import SandboxSettings\n"
               f"import sys\n"
               f"for mode in sys.argv[1:]:\n"
               f"    BotProcess(BotSpec('sleeper', ('sleep', '{token}')), Limits(sandbox=SandboxSettings(mode=mode))).spawn()\n"
@@ -245,14 +248,13 @@ def test_a_bot_dies_with_a_killed_referee(tmp_path):
     assert not running("sleep", token)
     # the killed referee could not remove its bots' cgroups and private folder: the next referee sweeps them away
     leftovers = [*Path(tempfile.gettempdir()).glob(f"cardarena-bot-{referee.pid}-*"),
-                 *(path for parent in sandbox._cgroup_parents().values() for path in parent.glob(f"cardarena-{referee.pid}-*"))]
+                 *(path for parent in cgroups.cgroup_parents().values() for path in parent.glob(f"cardarena-{referee.pid}-*"))]
     assert leftovers
     # A cgroup can be removed only once the kernel has taken its exited tasks out of it, which a
     # loaded machine does a little after the process is gone: sweep again until then (bounded).
     deadline = time.monotonic() + 10
     while True:
-        sandbox._swept.cache_clear()
-        sandbox._swept()
+        sandbox.sweep_leftovers()
         if not any(path.exists() for path in leftovers) or time.monotonic() > deadline:
             break
         time.sleep(0.1)
@@ -275,8 +277,9 @@ def test_escapees_of_a_killed_referee_are_killed_by_the_next_referee(tmp_path):
     token = f"{5400 + uuid.uuid4().int % 10**6 / 10**6:.6f}"
     script = (f"from cardarena.referee import sandbox\n"
               f"sandbox.isolation_problem = lambda: 'simulated'\n"
-              f"from cardarena.referee.process import BotProcess, BotSpec, Limits\n"
-              f"from cardarena.referee.sandbox import SandboxSettings\n"
+              f"from cardarena.referee.process import BotProcess\n"
+              f"from cardarena.config import BotSpec, Limits\n"
+              f"from cardarena.config import SandboxSettings\n"
               f"spec = BotSpec('escaper', ({sys.executable!r}, 'setsid_escapee.py', '--token', '{token}'), cwd={str(ZOO)!r})\n"
               f"BotProcess(spec, Limits(sandbox=SandboxSettings(mode='none'))).start()\n"
               f"print('started', flush=True)\n"
@@ -291,10 +294,9 @@ def test_escapees_of_a_killed_referee_are_killed_by_the_next_referee(tmp_path):
         referee.wait()
     time.sleep(0.5)
     assert len(running("sleep", token)) == 5, "the escapees outlive their killed referee (what the sweep is for)"
-    leftovers = [path for parent in sandbox._cgroup_parents().values() for path in parent.glob(f"cardarena-{referee.pid}-*")]
+    leftovers = [path for parent in cgroups.cgroup_parents().values() for path in parent.glob(f"cardarena-{referee.pid}-*")]
     assert leftovers
-    sandbox._swept.cache_clear()
-    sandbox._swept()
+    sandbox.sweep_leftovers()
     assert wait_for(lambda: not running("sleep", token), 5), "the next referee left the escapees running"
     assert wait_for(lambda: not any(path.exists() for path in leftovers), 5)
 
@@ -303,17 +305,16 @@ def test_the_sweep_leaves_live_referees_and_other_namespaces_alone(tmp_path):
     """Only cgroups of referees of this PID namespace that are gone are cleared: a live referee's
     (this process's) and one named for another PID namespace keep their processes."""
     cgroup_or_skip("pids")
-    parent = sandbox._cgroup_parents()["pids"]
-    own = sandbox.Cgroups(SandboxSettings())
-    foreign = parent / f"cardarena-1-1-{int(sandbox._pid_namespace()) + 1}-0"  # pid 1 of another namespace
+    parent = cgroups.cgroup_parents()["pids"]
+    own = cgroups.Cgroups(SandboxSettings())
+    foreign = parent / f"cardarena-1-1-{int(cgroups.pid_namespace()) + 1}-0"  # pid 1 of another namespace
     foreign.mkdir()
     token = f"{5500 + uuid.uuid4().int % 10**6 / 10**6:.6f}"
     sleepers = [subprocess.Popen(["sleep", token]) for _ in range(2)]
     try:
         (own.paths["pids"] / "cgroup.procs").write_text(str(sleepers[0].pid))
         (foreign / "cgroup.procs").write_text(str(sleepers[1].pid))
-        sandbox._swept.cache_clear()
-        sandbox._swept()
+        sandbox.sweep_leftovers()
         time.sleep(0.2)
         assert all(sleeper.poll() is None for sleeper in sleepers)
         assert own.paths["pids"].exists() and foreign.exists()
@@ -322,7 +323,7 @@ def test_the_sweep_leaves_live_referees_and_other_namespaces_alone(tmp_path):
             sleeper.kill()
             sleeper.wait()
         own.release()
-        sandbox.Cgroups._remove(foreign)
+        cgroups.remove_cgroup(foreign)
 
 
 def test_bwrap_mode_refuses_to_start_without_bubblewrap(monkeypatch):
@@ -335,18 +336,23 @@ def test_bwrap_mode_refuses_to_start_without_bubblewrap(monkeypatch):
     assert result.output.strip().splitlines() == ["Error: --sandbox bwrap: bubblewrap is not installed"]
 
 
-def test_auto_mode_falls_back_with_one_warning(monkeypatch):
+def test_auto_mode_falls_back_with_one_warning_the_command_line_prints(monkeypatch, capsys):
+    """The referee's library code prints nothing: the warning is data, printed once where a command
+    resolves its sandbox (require_sandbox), before any bot starts."""
     monkeypatch.setattr(sandbox, "bwrap_problem", lambda: "bubblewrap is not installed")
-    monkeypatch.setattr(sandbox, "_warned", False)
-    heard = []
     for _ in range(3):
-        assert sandbox.effective_mode(SandboxSettings(), warn=heard.append) == "none"
-    assert len(heard) == 1 and "bubblewrap is not installed" in heard[0]
+        assert sandbox.effective_mode(SandboxSettings()) == "none"
+    assert capsys.readouterr().err == ""
+    [warning] = [line for line in sandbox.sandbox_warnings(SandboxSettings()) if "bubblewrap" in line]
+    assert warning.startswith("warning: bubblewrap is not installed; bots run without a sandbox")
+    assert sandbox.sandbox_warnings(SandboxSettings(mode="none")) == []
+    require_sandbox(SandboxSettings())
+    assert capsys.readouterr().err.count("bubblewrap is not installed") == 1
 
 
 def test_no_cgroup_is_left_behind(tmp_path):
     cgroup_or_skip("memory")
-    parents = sandbox._cgroup_parents().values()
+    parents = cgroups.cgroup_parents().values()
     with Match([random_bot("a"), zoo_bot("quitter.py")], Limits()) as match:
         for seed in range(3):
             match.play(KNOCK_RUMMY, seed=seed)  # the quitter crashes and is restarted each game
@@ -368,7 +374,7 @@ def test_a_folder_the_unprivileged_bot_cannot_read_is_a_clear_start_fault(mode, 
 def test_without_cgroups_rlimits_stand_in(mode, monkeypatch):
     """Where no cgroup can be made, the address space is capped instead (and a MemoryError in the
     bot's stderr is the evidence)."""
-    monkeypatch.setattr(sandbox, "_cgroup_parents", lambda: {})
+    monkeypatch.setattr(cgroups, "cgroup_parents", lambda: {})
     with Match([zoo_bot("memory_hog.py"), random_bot()], Limits(decision_timeout=20, sandbox=settings(mode, memory_mb=200))) as match:
         record = match.play(KNOCK_RUMMY, seed=1)
     [fault] = record.faults
@@ -377,8 +383,8 @@ def test_without_cgroups_rlimits_stand_in(mode, monkeypatch):
 
 def test_without_prlimit_the_rlimits_are_set_between_fork_and_exec(tmp_path, monkeypatch):
     """Where util-linux's prlimit is missing (not Linux), the same rlimits come from a preexec hook."""
-    found = sandbox._tool
-    monkeypatch.setattr(sandbox, "_tool", lambda name: None if name == "prlimit" else found(name))
+    found = sandbox.tool
+    monkeypatch.setattr(sandbox, "tool", lambda name: None if name == "prlimit" else found(name))
     report = spy_report(load_manifest(spy_folder(tmp_path)).spec, "none", tmp_path, open_files=99)
     assert report["limits"]["RLIMIT_NOFILE"] == 99
 
@@ -403,9 +409,9 @@ def test_each_bot_has_its_own_cpu_cgroup_removed_after(mode):
     process = BotProcess(zoo_bot("patient.py"), Limits(sandbox=settings(mode)))
     process.start()
     try:
-        cpu = process._confinement.cgroups.paths["cpu"]
-        assert str(process._proc.pid) in (cpu / "cgroup.procs").read_text().split()
-        [cpu_line] = [line for line in Path(f"/proc/{process._proc.pid}/cgroup").read_text().splitlines()
+        cpu = process.transport.confinement.cgroups.paths["cpu"]
+        assert str(process.pid) in (cpu / "cgroup.procs").read_text().split()
+        [cpu_line] = [line for line in Path(f"/proc/{process.pid}/cgroup").read_text().splitlines()
                       if "cpu" in line.split(":")[1].split(",")]
         assert cpu_line.endswith(f"/{cpu.name}"), cpu_line
     finally:
@@ -491,9 +497,7 @@ def test_nobody_is_shown_a_folder_behind_a_closed_one_inside_a_folder_it_is_show
 def test_the_warning_and_check_say_what_a_bot_beside_the_referee_can_do(monkeypatch):
     monkeypatch.setattr(sandbox, "isolation_problem", lambda: "unshare cannot create namespaces here (simulated)")
     monkeypatch.setattr(sandbox, "bwrap_problem", lambda: "bubblewrap is not installed")
-    monkeypatch.setattr(sandbox, "_warned", False)
-    heard = []
-    assert sandbox.effective_mode(SandboxSettings(), warn=heard.append) == "none"
+    heard = sandbox.sandbox_warnings(SandboxSettings())
     reach = ("it runs as the organiser's user beside the referee (unshare cannot create namespaces here "
              "(simulated)): it can stop or kill the referee's process (and get its opponent blamed for it)")
     assert reach in heard[0] and heard[0].startswith("warning: bubblewrap is not installed; bots run without a sandbox")
@@ -501,10 +505,8 @@ def test_the_warning_and_check_say_what_a_bot_beside_the_referee_can_do(monkeypa
 
 
 def test_without_a_freezer_cgroup_the_warning_and_check_say_so(monkeypatch):
-    monkeypatch.setattr(sandbox, "_cgroup_parents", lambda: {})
-    monkeypatch.setattr(sandbox, "_warned", False)
-    heard = []
-    sandbox.effective_mode(SandboxSettings(), warn=heard.append)
+    monkeypatch.setattr(cgroups, "cgroup_parents", lambda: {})
+    heard = sandbox.sandbox_warnings(SandboxSettings())
     gap = ("no freezer cgroup can be made here (a writable cgroup v1 freezer hierarchy; as root): what a bot runs "
            "outside its turn takes CPU from the bot deciding on its core, which may then time out")
     assert f"warning: {gap}" in heard

@@ -9,7 +9,7 @@ from collections import Counter
 
 from hypothesis import given, settings, strategies as st
 
-from cardarena.tournament.schedule import (
+from cardarena.tournament.planning.schedule import (
     GameSettings,
     balanced_groups,
     derive_seed,
@@ -190,7 +190,7 @@ def test_balanced_groups_share_every_pair_equally_often_within_one_almost_always
 
 
 def test_portions_keep_duplicate_sets_whole_and_cover_every_game_once():
-    from cardarena.tournament.execute import MIN_PORTION_GAMES, PORTIONS_PER_WORKER, portions
+    from cardarena.tournament.execution.execute import MIN_PORTION_GAMES, PORTIONS_PER_WORKER, portions
 
     plans = schedule({"a": ["knock-rummy"], "b": ["knock-rummy"]},
                      [GameSettings("knock-rummy", players=4, deals=40)], seed=3, deal_key=KEY)

@@ -22,8 +22,7 @@ from cardarena.games import get_game
 from cardarena.games.base import GameState, IllegalAction
 from cardarena.protocol.actions import find_legal, random_action
 from cardarena.referee.match import Match
-from cardarena.referee.process import BotSpec, Limits
-from cardarena.referee.sandbox import SandboxSettings
+from cardarena.config import BotSpec, Limits, SandboxSettings
 from cardarena.search import SeatKnowledge, Transcript, replay
 from cardarena.search.casino import SAMPLER, CasinoSampler, LaterDecks, counts_table
 from cardarena.search.knowledge import DealSampler, Proposal

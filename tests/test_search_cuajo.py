@@ -18,8 +18,7 @@ from hypothesis import strategies as st
 from cardarena.games import get_game
 from cardarena.protocol.actions import random_action
 from cardarena.referee.match import Match
-from cardarena.referee.process import BotSpec, Limits
-from cardarena.referee.sandbox import SandboxSettings
+from cardarena.config import BotSpec, Limits, SandboxSettings
 from cardarena.search import SamplingError, SeatKnowledge, Transcript, first_consistent
 from cardarena.games.cuajo import NAME, parse_card
 from cardarena.search.cuajo import SAMPLER, STOCK_START, Plan, _keeps_purro_flags, packet_positions

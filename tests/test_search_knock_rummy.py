@@ -22,7 +22,7 @@ from cardarena.cards import NAME
 from cardarena.games.knock_rummy import GAME
 from cardarena.protocol.actions import find_legal
 from cardarena.referee.match import Match, log_file_name
-from cardarena.referee.process import BotSpec, Limits
+from cardarena.config import BotSpec, Limits
 from cardarena.search import Proposal, SeatKnowledge, Transcript
 from cardarena.search.knock_rummy import SAMPLER, KnockRummySampler, read_deal
 from tests.chi_square import chi_square_uniform_p_value

@@ -17,8 +17,7 @@ from hypothesis import strategies as st
 from cardarena.games.quitlok import CARD_BY_NAME, FULL_DECK, GAME, hand_value, names
 from cardarena.protocol.actions import random_action
 from cardarena.referee.match import Match
-from cardarena.referee.process import BotSpec, Limits
-from cardarena.referee.sandbox import NONE, SandboxSettings
+from cardarena.config import NONE, BotSpec, Limits, SandboxSettings
 from cardarena.search import Proposal, SamplingError, SeatKnowledge, first_consistent, replay
 from cardarena.search.quitlok import (
     EMPTY_HAND, SAMPLER, DrawTracer, QuitlokSampler, read_cards, seed_for_first_banker, summary_value,

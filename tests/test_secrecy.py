@@ -63,7 +63,7 @@ def test_a_bot_that_knows_the_league_seed_cannot_predict_a_deal(tmp_path, deal_s
     cheater = bot_folder(tmp_path, "seed_cheater.py", "--league-seed", "5")
     # it knows the code: the engines are in the SDK, and it carries a copy of the schedule's seeding,
     # as any bot author may (the sandbox shows a bot no more of cardarena than the SDK and engines)
-    shutil.copy(ROOT / "runner" / "tournament" / "schedule.py", cheater / "known_schedule.py")
+    shutil.copy(ROOT / "runner" / "tournament" / "planning" / "schedule.py", cheater / "known_schedule.py")
     league = tmp_path / "league.toml"
     league.write_text(f'name = "secret"\nseed = 5\ndeals = 2\nbots = ["{cheater}", "{RANDOM}"]\n')
     out = tmp_path / "secret.sqlite"

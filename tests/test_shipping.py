@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from cardarena.tournament.shipping import PackError, pack_folder, unpack
+from cardarena.tournament.execution.shipping import PackError, pack_folder, unpack
 
 
 def make_bot(folder: Path) -> Path:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from cardarena.referee.faults import Fault
 from cardarena.tournament.store import ResultStore, salvage
 from tests.conftest import zoo_script
 from tests.test_tournament import bot, cardarena
@@ -46,15 +47,15 @@ def test_shutdown_faults_are_stored_labelled_and_make_strict_fail(played):
     out, done = played
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     with ResultStore(out) as store:
-        games = {game.game_id: game for game in store.games()}
+        games = {game.game_id: game for game in store.games(actions=True)}
         stored = store.match_faults()
         # the referee delivers game_end at once to the bot that decided last only (the others get it with
         # the next message, here the shutdown): so talker's late frame comes before the shutdown there
         talker_last = [game_id for game_id, game in games.items()
-                       if game.seats[store.actions(game_id)[-1][0]] == "talker"]
+                       if game.seats[game.actions[-1][0]] == "talker"]
     assert len(games) == 2 and all(game.faults == [] for game in games.values())  # no result changed
     assert talker_last  # the seed makes it so in one of the two games
-    assert sorted((s.game_id, s.fault["bot"], s.fault["kind"]) for s in stored) == sorted(
+    assert sorted((s.game_id, s.fault.bot, s.fault.kind) for s in stored) == sorted(
         [(game_id, "stubborn", "crash") for game_id in games] + [(game_id, "talker", "protocol") for game_id in talker_last])
     assert {s.match_id for s in stored} == {game.match_id for game in games.values()}
     assert "warning: stubborn: crash at the shutdown after game" in done.stderr
@@ -99,7 +100,7 @@ def test_the_store_skips_a_shutdown_fault_it_holds(tmp_path):
         fault = {"kind": "crash", "bot": "x", "detail": "d", "game_id": "g-1"}
         assert store.add_match_faults("m", [fault, fault]) == 2  # two processes of one bot at the table
         assert store.add_match_faults("m", [fault, fault]) == 0
-        assert [stored.fault for stored in store.match_faults()] == [fault, fault]
+        assert [stored.fault for stored in store.match_faults()] == [Fault.from_dict(fault)] * 2
 
 
 def test_salvage_copies_shutdown_faults(played, tmp_path):

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings as hypothesis_settings, strategies as st
 
 from cardarena.ratings import elo_of_score, expected_score, score_interval
-from cardarena.tournament.sprt import (
+from cardarena.tournament.planning.sprt import (
     H1,
     SequentialTest,
     SprtError,
@@ -271,7 +271,7 @@ def test_sprt_arguments_are_checked_in_one_line(tmp_path, args, message):
 
 
 def test_a_league_file_sets_up_an_sprt():
-    from cardarena.tournament.league import LeagueError, build_league
+    from cardarena.tournament.planning.league import LeagueError, build_league
 
     data = {"bots": ["new=python a.py", "old=python b.py"], "challengers": ["new"], "baseline": "old",
             "max_games": 500, "sprt": {"elo0": 0, "elo1": 5}}
@@ -287,13 +287,13 @@ def test_a_league_file_sets_up_an_sprt():
 
 
 def plan_of(entrants, games, max_games=200):
-    from cardarena.tournament.schedule import sprt_schedule
+    from cardarena.tournament.planning.schedule import sprt_schedule
 
     return sprt_schedule(entrants, games, 1, "new", "old", max_games, deal_key="key")
 
 
 def test_sprt_schedule_plays_each_deal_on_both_sides_of_a_table_with_the_same_cards():
-    from cardarena.tournament.schedule import GameSettings
+    from cardarena.tournament.planning.schedule import GameSettings
 
     plan = plan_of({"new": ["quitlok"], "old": ["quitlok"], "f": ["quitlok"]}, [GameSettings("quitlok", 5, 1)], 100)
     lineups = sorted({match.lineup for match in plan.matches})
@@ -312,7 +312,7 @@ def test_sprt_schedule_plays_each_deal_on_both_sides_of_a_table_with_the_same_ca
 
 
 def test_sprt_schedule_between_the_two_bots_alone_makes_the_swap_a_rotation():
-    from cardarena.tournament.schedule import GameSettings, ScheduleError
+    from cardarena.tournament.planning.schedule import GameSettings, ScheduleError
 
     plan = plan_of({"new": ["casino", "cuajo"], "old": ["casino", "cuajo"]},
                    [GameSettings("casino", 2, 1), GameSettings("cuajo", 4, 1, partnership=True)], 9)
@@ -326,7 +326,7 @@ def test_sprt_schedule_between_the_two_bots_alone_makes_the_swap_a_rotation():
 
 
 def test_duplicate_sets_reach_the_test_when_complete_and_in_schedule_order():
-    from cardarena.tournament.sprt import DuplicateSets
+    from cardarena.tournament.planning.sprt import DuplicateSets
 
     set_of = {"s0/r0": 0, "s0/r1": 0, "s1/r0": 1, "s1/r1": 1}
     sets = DuplicateSets(set_of, "new", "old", SequentialTest(SprtSettings(0, 10)))

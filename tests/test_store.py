@@ -112,10 +112,10 @@ def test_salvage_copies_the_readable_games_into_a_file_the_other_commands_take(g
     assert done.exit_code == 0, done.output
     assert path.read_bytes() == before
     with ResultStore(out) as store:
-        games = list(store.games())
+        games = list(store.games(actions=True))
         assert store.settings() == {"seed": 1} and set(store.entrants()) == {"a", "b"}
         assert store.deal_secret() == ResultStore(good).deal_secret()
-        assert all(store.actions(game.game_id) == [tuple(a) for a in record(game.seed)["actions"]] for game in games)
+        assert all(game.actions == [tuple(a) for a in record(game.seed)["actions"]] for game in games)
     assert 0 < len(games) < GAMES
     assert f"salvaged {len(games)} games and 2 bots" in done.output
     assert "damaged stretch(es) skipped" in done.output
@@ -147,5 +147,4 @@ def test_damage_met_deep_in_a_query_is_a_store_error(good):
             file.seek(middle * PAGE)
             file.write(os.urandom(PAGE))
         with pytest.raises(StoreError, match="the results file is corrupt"):
-            for game in store.games():
-                store.actions(game.game_id)
+            list(store.games(actions=True))

@@ -1,25 +1,30 @@
-"""The package's import structure (README § Layout): layers import only downwards, and no two
-modules import each other, directly or round a longer cycle."""
+"""The package's import structure (runner/README.md): layers import only downwards, no two modules
+import each other, directly or round a longer cycle, no module imports a command module (but the
+command group's), and none imports another's private name."""
 
 from __future__ import annotations
 
-from tests.structure import imports
+import ast
+
+from tests.structure import functions, imports, modules
 
 #: layers, lowest first; a module belongs to the layer of the longest prefix of its name listed here
 #: ("cardarena." is every module not listed elsewhere), and may import only its own layer and those below
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("package root", ("cardarena",)),
+    ("package root and its error tree", ("cardarena", "cardarena.errors")),
     ("wire protocol and SDK framing", ("cardarena.protocol",)),
+    ("configuration values every layer passes down", ("cardarena.config",)),
     ("rules", ("cardarena.cards", "cardarena.games")),
     ("ratings", ("cardarena.ratings",)),
     ("search SDK", ("cardarena.search",)),
     ("referee", ("cardarena.referee", "cardarena.cores", "cardarena.manifest", "cardarena.samples",
-                 "cardarena.notation", "cardarena.moved")),
-    ("tournament", ("cardarena.tournament.schedule", "cardarena.tournament.execute", "cardarena.tournament.host",
-                    "cardarena.tournament.dask_executor", "cardarena.tournament.shipping",
-                    "cardarena.tournament.store", "cardarena.tournament.league", "cardarena.tournament.sprt",
-                    "cardarena.tournament.progress")),
-    ("commands", ("cardarena.",)),
+                 "cardarena.notation", "cardarena.moved", "cardarena.record")),
+    ("tournament planning", ("cardarena.tournament.planning",)),
+    ("tournament execution", ("cardarena.tournament.execution",)),
+    ("tournament storage", ("cardarena.tournament.store",)),
+    ("run service", ("cardarena.tournament", "cardarena.tournament.service")),
+    ("reports", ("cardarena.fault_report", "cardarena.report", "cardarena.html")),
+    ("commands", ("cardarena.", "cardarena.tournament.commands", "cardarena.html.report")),
 ]
 
 
@@ -32,10 +37,15 @@ def layer_of(module: str) -> int:
 
 def test_the_layers_place_modules_as_the_readme_says():
     assert LAYERS[layer_of("cardarena.games.casino")][0] == "rules"
-    assert LAYERS[layer_of("cardarena.tournament.store")][0] == "tournament"
+    assert LAYERS[layer_of("cardarena.tournament.store")][0] == "tournament storage"
+    assert LAYERS[layer_of("cardarena.tournament.execution.dask_executor")][0] == "tournament execution"
     assert LAYERS[layer_of("cardarena.tournament.commands")][0] == "commands"
     assert LAYERS[layer_of("cardarena.cli")][0] == "commands"
-    assert LAYERS[layer_of("cardarena")][0] == "package root"
+    assert LAYERS[layer_of("cardarena")][0] == "package root and its error tree"
+    assert LAYERS[layer_of("cardarena.record")][0] == "referee"
+    assert LAYERS[layer_of("cardarena.html.replay")][0] == "reports"
+    assert LAYERS[layer_of("cardarena.html.report")][0] == "commands"
+    assert layer_of("cardarena.config") < layer_of("cardarena.games.casino")
 
 
 def test_every_import_goes_to_the_same_layer_or_below():
@@ -74,9 +84,9 @@ def test_no_import_cycles():
 
 
 def test_what_a_bot_sees_of_cardarena_imports_nothing_it_cannot_see():
-    """A sandboxed bot sees only sandbox.SDK_ENTRIES of the package and the SDK (protocol/SEARCH.md):
+    """A sandboxed bot sees only views.SDK_ENTRIES of the package and the SDK (protocol/SEARCH.md):
     every module there must import only modules there, or a bot's import would fail in the sandbox."""
-    from cardarena.referee.sandbox import SDK_ENTRIES
+    from cardarena.referee.views import SDK_ENTRIES
 
     visible = {"cardarena", "cardarena.protocol"} | {
         "cardarena." + entry.removesuffix(".py") for entry in SDK_ENTRIES if not entry.startswith("__")}
@@ -88,3 +98,37 @@ def test_what_a_bot_sees_of_cardarena_imports_nothing_it_cannot_see():
     missing = {(module, target) for module, targets in imports().items() if seen(module)
                for target in targets if not seen(target)}
     assert missing == set()
+
+
+def command_modules() -> set[str]:
+    """The command modules: those that define a click command (the command line's adapters)."""
+    return {function.module for function in functions() if function.is_click_command}
+
+
+#: the one module that imports command modules: it registers them with the command group
+COMMAND_REGISTRY = "cardarena.cli"
+
+
+def test_the_command_modules_are_the_click_adapters():
+    assert command_modules() == {"cardarena.cli", "cardarena.check", "cardarena.fault_list", "cardarena.html.report",
+                                 "cardarena.tournament.commands"}
+
+
+def test_no_module_imports_a_command_module():
+    """A command module is an adapter from the command line to the library: what another module
+    needs of it belongs in a library module (a league server, say, imports no click command)."""
+    commands = command_modules()
+    importing = {(module, target) for module, targets in imports().items() if module != COMMAND_REGISTRY
+                 for target in targets & commands}
+    assert importing == set()
+
+
+def test_no_module_imports_a_private_name_of_another():
+    """A name with a leading underscore is its module's own: another module that needs it needs a public one."""
+    private = []
+    for module, path in modules().items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "cardarena":
+                private += [f"{module}: from {node.module} import {alias.name}" for alias in node.names
+                            if alias.name.startswith("_") and not alias.name.startswith("__") and node.module != module]
+    assert private == []

@@ -26,8 +26,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from cardarena.cli import main
-from cardarena.tournament.execute import stall_limit
-from cardarena.referee.process import BotSpec, Limits
+from cardarena.tournament.execution.execute import stall_limit
+from cardarena.config import BotSpec, Limits
 from cardarena.referee import sandbox
 from tests.conftest import RANDOM_BOT, ROOT, ZOO
 from tests.test_tournament import leaderboard_json, stored_games

@@ -20,10 +20,10 @@ from click.testing import CliRunner
 
 from cardarena.cli import main
 from cardarena.games import all_games
-from cardarena.tournament.league import SAMPLE_LEAGUE, build_league, read_league_file
-from cardarena.tournament.schedule import schedule
+from cardarena.tournament.planning.league import SAMPLE_LEAGUE, build_league, read_league_file
+from cardarena.tournament.planning.schedule import schedule
 from cardarena.tournament.store import ResultStore, StoreError
-from cardarena.referee.process import LOG_CAPPED_NOTE
+from cardarena.referee.pipes import LOG_CAPPED_NOTE
 
 ROOT = Path(__file__).resolve().parent.parent
 RANDOM_BOT = ROOT / "sample_bots" / "random" / "bot.py"
@@ -307,7 +307,7 @@ def test_a_new_results_file_starts_with_fresh_logs_and_the_stale_ones_are_kept_a
 
 
 def test_stale_logs_that_cannot_be_moved_aside_are_a_store_error_saying_what_to_do(tmp_path, monkeypatch):
-    from cardarena.tournament.commands import _set_aside_stale_logs
+    from cardarena.tournament.service import set_aside_stale_logs
     (tmp_path / "t.logs").mkdir()
     (tmp_path / "t.logs" / "a.stderr.log").write_text("earlier\n")
 
@@ -315,7 +315,7 @@ def test_stale_logs_that_cannot_be_moved_aside_are_a_store_error_saying_what_to_
         raise PermissionError(13, "Permission denied")
     monkeypatch.setattr(Path, "rename", refuse)
     with pytest.raises(StoreError) as raised:
-        _set_aside_stale_logs(tmp_path / "t.logs")
+        set_aside_stale_logs(tmp_path / "t.logs", say=print)
     assert str(raised.value) == (f"{tmp_path / 't.logs'}: holds the bot logs of an earlier results file; cannot move "
                                  "them aside (Permission denied): move or delete them")
 
@@ -330,7 +330,7 @@ def test_the_stderr_cap_holds_for_the_whole_run_across_restarts_and_workers(tmp_
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     with ResultStore(out) as store:
         games = list(store.games())
-    assert len(games) == 24 and all([f["kind"] for f in g.faults] == ["crash"] for g in games)
+    assert len(games) == 24 and all([f.kind for f in g.faults] == ["crash"] for g in games)
     log = tmp_path / "t.logs" / "flooder.stderr.log"
     assert 1 << 20 <= log.stat().st_size <= (1 << 20) + 2 * (1 << 16) + 2 * len(LOG_CAPPED_NOTE)
     assert sorted(p.name for p in log.parent.iterdir()) == ["a.stderr.log", "flooder.stderr.log"]
@@ -345,8 +345,8 @@ def test_a_second_answer_to_a_games_last_decision_is_stored_with_that_game(tmp_p
                      "--bot", bot("a", 1), "--bot", double)
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     with ResultStore(out) as store:
-        faults = [(g, f, store.actions(g.game_id)) for g in store.games() for f in g.faults]
+        faults = [(g, f, g.actions) for g in store.games(actions=True) for f in g.faults]
     assert faults
     for game, fault, actions in faults:
-        assert (fault["kind"], fault["bot"], fault["decision"]) == ("protocol", "double_knock", len(actions))
+        assert (fault.kind, fault.bot, fault.decision) == ("protocol", "double_knock", len(actions))
         assert game.seats[actions[-1][0]] == "double_knock" and actions[-1][1]["type"] == "knock"

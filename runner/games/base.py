@@ -19,17 +19,18 @@ from fractions import Fraction
 from functools import cache, cached_property
 from typing import Any, Mapping, Sequence
 
+from cardarena.errors import CardarenaError, UsageError
 from cardarena.protocol.actions import find_legal
 
 Action = dict[str, Any]
 Event = dict[str, Any]
 
 
-class GameError(Exception):
+class GameError(CardarenaError):
     """Base class of errors raised by game engines."""
 
 
-class OptionError(GameError):
+class OptionError(GameError, UsageError):
     """A game option or player count is not acceptable; the message says which and why."""
 
 

@@ -19,13 +19,17 @@ from urllib.parse import quote
 
 import click
 
+from cardarena.console import MAX_BOOTSTRAP, parse_anchor
+from cardarena.errors import CardarenaError
 from cardarena.games.base import GameError
 from cardarena.html import esc, page, plain_text, write_assets
+from cardarena.fault_report import html_sections, stored_entries
 from cardarena.html.replay import replay_data, replay_page
 from cardarena.ratings import RatingError, comparisons_from_ranks, rate, tally
+from cardarena.referee.faults import counted
 from cardarena.report import Board, leaderboards
-from cardarena.tournament.commands import MAX_BOOTSTRAP, _parse_anchor
-from cardarena.tournament.store import ResultStore, StoreError, StoredGame
+from cardarena.record import GameRecord
+from cardarena.tournament.store import ResultStore
 
 CHECKPOINTS = 8  # refits of the ratings as games accumulate (the convergence plot)
 FAULT_DETAILS = 20  # faults per bot shown with their full evidence; the rest one line each
@@ -58,9 +62,9 @@ def _fmt_score(score: Any) -> str:
     return str(score)
 
 
-def _board_games(games: Sequence[StoredGame], boards: Sequence[Board]) -> list[list[StoredGame]]:
+def _board_games(games: Sequence[GameRecord], boards: Sequence[Board]) -> list[list[GameRecord]]:
     """The games behind each board, grouped as `leaderboards` groups them (checked by count)."""
-    by_version: dict[tuple[str, str], list[StoredGame]] = defaultdict(list)
+    by_version: dict[tuple[str, str], list[GameRecord]] = defaultdict(list)
     for game in games:
         by_version[(game.game, game.rules_version)].append(game)
     groups = [by_version[key] for key in sorted(by_version)]
@@ -111,7 +115,7 @@ def _leaderboard(b: Board) -> str:
             f'<th>faults</th></tr></thead><tbody>{"".join(rows)}</tbody></table>{notes}')
 
 
-def _crosstable(b: Board, games: Sequence[StoredGame]) -> str:
+def _crosstable(b: Board, games: Sequence[GameRecord]) -> str:
     """For every two bots: games together, the row bot's score % against the column bot, Elo difference."""
     totals = tally(comparison for game in games
                    for comparison in comparisons_from_ranks(game.seats, game.ranks, game.teams))
@@ -134,17 +138,17 @@ def _crosstable(b: Board, games: Sequence[StoredGame]) -> str:
                     else f"{b.ratings.rating[a] - b.ratings.rating[c]:+.0f}")
             hue = round(120 * share)
             cells.append(f'<td style="background:hsl({hue},60%,88%)" title="{esc(a)} against {esc(c)}">'
-                         f'<b>{100 * share:.0f}%</b><br><span class="small">{met[key]} games'
+                         f'<b>{100 * share:.0f}%</b><br><span class="small">{counted(met[key], "game")}'
                          f'{", Elo " + diff if diff else ""}</span></td>')
         body.append(f"<tr>{''.join(cells)}</tr>")
     return (f'<table class="crosstable"><thead><tr><th>row against column</th>{head}</tr></thead>'
             f'<tbody>{"".join(body)}</tbody></table>')
 
 
-def _convergence(b: Board, games: Sequence[StoredGame], anchor: tuple[str, float] | None) -> str:
+def _convergence(b: Board, games: Sequence[GameRecord], anchor: tuple[str, float] | None) -> str:
     """Each bot's rating refitted after a growing share of the games (in deal order), as an SVG plot."""
-    ordered = sorted(games, key=lambda g: (g.deal, g.rotation, g.game_id))
-    rated = [(f"{g.game}|{g.cluster}", comparisons_from_ranks(g.seats, g.ranks, g.teams)) for g in ordered]
+    ordered = sorted(games, key=lambda g: (g.placement.deal, g.placement.rotation, g.game_id))
+    rated = [(f"{g.game}|{g.placement.cluster}", comparisons_from_ranks(g.seats, g.ranks, g.teams)) for g in ordered]
     counts = sorted({max(1, round(len(rated) * k / CHECKPOINTS)) for k in range(1, CHECKPOINTS + 1)})
     points: dict[str, list[tuple[int, float]]] = defaultdict(list)
     for count in counts:
@@ -190,51 +194,7 @@ def _convergence(b: Board, games: Sequence[StoredGame], anchor: tuple[str, float
             f'<title>ratings refitted after {", ".join(map(str, counts))} games</title>{"".join(parts)}</svg>')
 
 
-def _faults(games: Sequence[StoredGame], links: dict[str, str], results: Path) -> str:
-    """The faults of every bot: counts by kind, then each fault with its evidence and a command to
-    look at it again (the record's own `reproduce` line when it has one)."""
-    by_bot: dict[str, list[tuple[StoredGame, dict[str, Any]]]] = defaultdict(list)
-    for game in games:
-        for fault in game.faults:
-            if isinstance(fault, dict):
-                by_bot[str(fault.get("bot", "?"))].append((game, fault))
-    if not by_bot:
-        return '<p>No bot faulted.</p>'
-    sections = []
-    for bot in sorted(by_bot):
-        faults = by_bot[bot]
-        kinds = Counter(str(fault.get("kind", "?")) for _, fault in faults)
-        summary = ", ".join(f"{count} {esc(kind)}" for kind, count in kinds.most_common())
-        items = []
-        for index, (game, fault) in enumerate(faults[:FAULT_LINES]):
-            link = links.get(game.game_id)
-            where = (f'<a href="{esc(link)}">{esc(game.game_id)}</a>' if link else esc(game.game_id))
-            place = f"seat {esc(fault.get('seat'))}, decision {esc(fault.get('decision'))}"
-            line = f'<b>{esc(fault.get("kind", "?"))}</b> in {where} ({place}): {esc(fault.get("detail", ""), 300)}'
-            if index >= FAULT_DETAILS:
-                items.append(f"<li>{line}</li>")
-                continue
-            extra = []
-            if fault.get("data"):
-                extra.append(f'<div>bytes sent ({esc(fault.get("data_length", "?"))} in all, hex): '
-                             f'<code>{esc(fault["data"], 600)}</code></div>')
-            if fault.get("stderr_tail"):
-                extra.append(f'<div>stderr tail:</div><pre>{esc(fault["stderr_tail"])}</pre>')
-            command = fault.get("reproduce")
-            label = "reproduce"
-            if not command:
-                command, label = f"cardarena replay {results} {game.game_id} --html replay.html", "look again"
-            extra.append(f'<div>{label}: <code class="command">{esc(command)}</code></div>')
-            items.append(f'<li>{line}{"".join(extra)}</li>')
-        more = len(faults) - FAULT_LINES
-        tail = f'<p class="note">and {more} more faults of {esc(bot)} not listed</p>' if more > 0 else ""
-        sections.append(f'<details class="faults" data-bot="{esc(bot)}"><summary><b>{esc(bot)}</b>: {len(faults)} '
-                        f'fault{"s" if len(faults) != 1 else ""} ({summary})</summary><ol>{"".join(items)}</ol>'
-                        f'{tail}</details>')
-    return "".join(sections)
-
-
-def _game_list(games: Sequence[StoredGame], links: dict[str, str], failures: dict[str, str]) -> str:
+def _game_list(games: Sequence[GameRecord], links: dict[str, str], failures: dict[str, str]) -> str:
     """Every game with its seats and scores, each linking to its replay page."""
     rows = []
     for game in games:
@@ -253,10 +213,9 @@ def _game_list(games: Sequence[StoredGame], links: dict[str, str], failures: dic
             f'<tbody>{"".join(rows)}</tbody></table>')
 
 
-def _write_replays(store: ResultStore, games: Sequence[StoredGame], folder: Path, report_name: str,
-                   ) -> tuple[dict[str, str], dict[str, str]]:
-    """A replay page per game in `folder`; the link to each (relative to the report) and the
-    reason for each game that could not be replayed."""
+def _write_replays(store: ResultStore, folder: Path, report_name: str) -> tuple[dict[str, str], dict[str, str]]:
+    """A replay page per game of `store` (read with its actions, in game-id order) in `folder`; the
+    link to each (relative to the report) and the reason for each game that could not be replayed."""
     folder.mkdir(parents=True, exist_ok=True)
     for stale in folder.iterdir():
         if _REPLAY_FILE.fullmatch(stale.name):
@@ -265,13 +224,9 @@ def _write_replays(store: ResultStore, games: Sequence[StoredGame], folder: Path
     links: dict[str, str] = {}
     failures: dict[str, str] = {}
     back = "../" + quote(report_name)
-    for number, game in enumerate(games, 1):
-        record = {"game_id": game.game_id, "game": game.game, "rules_version": game.rules_version,
-                  "options": game.options, "seed": game.seed, "seats": game.seats,
-                  "actions": store.actions(game.game_id), "scores": game.scores, "ranks": game.ranks,
-                  "faults": game.faults}
+    for number, game in enumerate(store.games(actions=True), 1):
         try:
-            data = replay_data(record)
+            data = replay_data(game)
         except GameError as error:
             failures[game.game_id] = plain_text(error, 300)
             continue
@@ -289,9 +244,10 @@ def write_report(results: Path, out: Path, anchor: tuple[str, float] | None = No
         games = list(store.games())
         boards = leaderboards(games, anchor=anchor, bootstrap=bootstrap)
         folder = replay_folder(out) if replays else None
-        links, failures = (_write_replays(store, games, folder, out.name) if folder is not None else ({}, {}))
+        links, failures = (_write_replays(store, folder, out.name) if folder is not None else ({}, {}))
         settings = store.settings() or {}
         name = settings.get("name") or results.stem
+        faults = stored_entries(games, store.entrants(), settings, match_faults=store.match_faults())
     sections = []
     toc = []
     for index, (b, board_games) in enumerate(zip(boards, _board_games(games, boards) if boards else [])):
@@ -299,18 +255,19 @@ def write_report(results: Path, out: Path, anchor: tuple[str, float] | None = No
         toc.append(f'<li><a href="#{anchor_id}">{esc(b.title)}</a></li>')
         sections.append(
             f'<section class="board-section" id="{anchor_id}" data-title="{esc(b.title)}">'
-            f'<h2>{esc(b.title)}</h2><p>{b.games} games</p>{_leaderboard(b)}'
+            f'<h2>{esc(b.title)}</h2><p>{counted(b.games, "game")}</p>{_leaderboard(b)}'
             f'<h3>Crosstable</h3>{_crosstable(b, board_games)}'
             f'<h3>Ratings as games accumulate</h3>{_convergence(b, board_games, anchor)}</section>')
-    failed = (f'<p class="note">{len(failures)} games could not be replayed (see the list).</p>' if failures else "")
+    failed = (f'<p class="note">{counted(len(failures), "game")} could not be replayed (see the list).</p>'
+              if failures else "")
     where = (f"Each game links to its replay page in <code>{esc(folder.name)}/</code> beside this file."
              if folder is not None else "Replays were not written (--no-replays).")
     body = (f'<main class="report"><h1>{esc(name)}</h1>'
-            f'<p>{len(games)} games from <code>{esc(results)}</code>. Elo: Bradley–Terry maximum likelihood, '
+            f'<p>{counted(len(games), "game")} from <code>{esc(results)}</code>. Elo: Bradley–Terry maximum likelihood, '
             f'95% bootstrap intervals over duplicate sets ({bootstrap} resamples). {where}</p>'
             f'<nav><ul>{"".join(toc)}<li><a href="#faults">faults</a></li><li><a href="#game-list">games</a></li>'
             f'</ul></nav>{"".join(sections) or "<p>No games recorded yet.</p>"}'
-            f'<section id="faults"><h2>Faults per bot</h2>{_faults(games, links, results)}</section>'
+            f'<section id="faults"><h2>Faults per bot</h2>{html_sections(faults, links, FAULT_DETAILS, FAULT_LINES)}</section>'
             f'<section id="game-list"><h2>Games</h2>{failed}{_game_list(games, links, failures)}</section></main>')
     out.write_text(page(f"{name}: cardarena report", body), encoding="utf-8")
     return ReportSummary(out, folder, len(games), len(failures), time.monotonic() - started)
@@ -329,13 +286,13 @@ def report(results: Path, out: Path, anchor: str | None, bootstrap: int, replays
     """Write an offline HTML report of a RESULTS database: leaderboards, crosstables, ratings
     over time, faults, and every game with a link to its replay."""
     try:
-        summary = write_report(results, out, _parse_anchor(anchor), bootstrap, replays)
-    except (StoreError, RatingError, OSError) as error:
-        raise click.ClickException(str(error)) from None
+        summary = write_report(results, out, parse_anchor(anchor), bootstrap, replays)
+    except OSError as error:
+        raise CardarenaError(str(error)) from None
     size = summary.path.stat().st_size
     where = f" and {summary.games - summary.replay_failures} replays in {summary.replays}/" if summary.replays else ""
     click.echo(f"wrote {summary.path} ({size / 1e6:.2f} MB){where} in {summary.seconds:.1f} s")
     if summary.replay_failures:
-        click.echo(f"warning: {summary.replay_failures} games could not be replayed (the report's game list says why)",
-                   err=True)
+        click.echo(f"warning: {counted(summary.replay_failures, 'game')} could not be replayed (the report's game "
+                   "list says why)", err=True)
 

@@ -12,7 +12,7 @@ import re
 import reprlib
 import unicodedata
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Mapping
 
 #: fault kinds, each with the part of PROTOCOL.md it breaks
 FAULT_KINDS = {
@@ -37,6 +37,11 @@ MAX_MESSAGE = 4096  # characters (about) of a decoded message kept as evidence
 MAX_STDERR = 4096  # characters of a stderr tail
 MAX_NESTING = 40  # levels of a value kept as evidence (beyond the decoder's 32: nothing decoded is cut)
 _MAX_INT_BITS = 64  # msgpack's widest int; a wider Python int is kept as a description
+
+
+def counted(count: int, noun: str) -> str:
+    """`count` and `noun`, plural unless the count is one: "1 game", "2 games", "0 games"."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def cut(text: str, limit: int, keep: str = "start") -> str:
@@ -213,6 +218,21 @@ class Fault:
         return {"kind": self.kind, "bot": self.bot, "detail": self.detail, "seat": self.seat, "game": self.game,
                 "game_id": self.game_id, "decision": self.decision, "data": self.data.hex(),
                 "stderr_tail": self.stderr_tail, "message": self.message, "data_length": self.data_length}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "Fault":
+        """The fault `to_dict` gave (exactly: `Fault.from_dict(f.to_dict()) == f`). Keys a file written
+        before they were kept lacks (`message`, `data_length`, the game context) read as absent;
+        a record that is not a fault raises ValueError."""
+        try:
+            evidence = bytes.fromhex(data.get("data") or "")
+            length = data.get("data_length")
+            return cls(kind=data["kind"], bot=data["bot"], detail=data["detail"], seat=data.get("seat"),
+                       game=data.get("game"), game_id=data.get("game_id"), decision=data.get("decision"),
+                       data=evidence, stderr_tail=data.get("stderr_tail") or "", message=data.get("message"),
+                       data_length=len(evidence) if length is None else length)
+        except (KeyError, TypeError, AttributeError) as error:
+            raise ValueError(f"not a fault record ({type(error).__name__}: {error})") from None
 
 
 class BotFault(Exception):

@@ -18,9 +18,13 @@ from urllib.parse import quote
 from cardarena.protocol.actions import find_legal, is_range, random_action, same_value
 from cardarena.protocol.framing import FrameError, FrameReader, decode_body
 from cardarena.protocol.messages import ProtocolViolation, brief, check_message
-from cardarena.games.base import Game, Result
+from cardarena.games.base import Game, GameState, Result
 from cardarena.referee.faults import BotFault, Fault
-from cardarena.referee.process import BotProcess, BotSpec, Limits
+from cardarena.config import BotSpec, Limits
+from cardarena.record import GameRecord
+from cardarena.referee.pipes import PipeTransport
+from cardarena.referee.process import BotSession
+from cardarena.referee.transport import Transport
 
 UNSOLICITED_GRACE = 0.05  # seconds the last decider has to read its game_end before its pipe is looked at
 
@@ -30,40 +34,9 @@ Observer = Callable[[str, dict[str, Any]], None]
 #: heartbeat(index) is called before the match waits on bot `index` and with None after: a supervisor
 #: watching the beats can tell a stuck referee from a slow bot, and whom to blame if it dies
 Heartbeat = Callable[[int | None], None]
-
-
-@dataclass
-class GameRecord:
-    """Everything needed to score, audit and replay one game: seed + actions reproduce it."""
-
-    game_id: str
-    game: str
-    rules_version: str
-    options: dict[str, Any]
-    seed: int
-    seats: list[str]  # bot name per seat
-    actions: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
-    result: Result | None = None
-    ranks: list[int] = field(default_factory=list)  # after faults: faulters ranked last
-    faults: list[Fault] = field(default_factory=list)
-    decision_times: list[tuple[int, float]] = field(default_factory=list)  # (seat, seconds)
-    duration: float = 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain data for storage and JSON output."""
-        return {
-            "game_id": self.game_id,
-            "game": self.game,
-            "rules_version": self.rules_version,
-            "options": self.options,
-            "seed": self.seed,
-            "seats": self.seats,
-            "actions": [[seat, action] for seat, action in self.actions],
-            "result": None if self.result is None else self.result.to_wire(),
-            "ranks": self.ranks,
-            "faults": [fault.to_dict() for fault in self.faults],
-            "duration": self.duration,
-        }
+#: connect(spec, limits, log_path, log_note) is the channel to a new start of a bot: its process's pipes
+#: (`PipeTransport`), or for tests a script in memory (`scripted.ScriptedTransport`)
+Connect = Callable[[BotSpec, Limits, Path | None, str], Transport]
 
 
 def ranks_with_faults(result: Result, faulted_seats: set[int]) -> list[int]:
@@ -143,6 +116,38 @@ def checked_action(message: dict[str, Any], decision: int, legal: list[dict[str,
     return {key: action[key] if is_range(value) else value for key, value in entry.items()}
 
 
+@dataclass
+class GameInPlay:
+    """One game under way at a table: its state and record, and what the referee keeps per seat
+    between decisions (who has faulted, the fallback's generators, the events not yet sent)."""
+
+    game: Game
+    seed: int
+    seating: list[int]  # seating[seat]: the index of the bot in that seat
+    state: GameState
+    record: GameRecord
+    time_ms: int  # the decision time limit every request states
+    decision: int = 0  # the number of the latest decision asked
+    faulted: dict[int, Fault] = field(default_factory=dict)  # seat -> its fault in this game
+    fallback: dict[int, random.Random] = field(default_factory=dict)  # per faulted seat, seeded from the game seed
+    pending_events: list[list[dict[str, Any]]] = field(init=False)  # per seat: the events since its last message
+
+    def __post_init__(self) -> None:
+        self.pending_events = [[] for _ in self.seating]
+
+    def fallback_action(self, seat: int, legal: list[dict[str, Any]]) -> dict[str, Any]:
+        """The seeded random fallback's action for a seat whose bot has faulted."""
+        if seat not in self.fallback:
+            self.fallback[seat] = random.Random(f"{self.seed}:{seat}")
+        return random_action(legal, self.fallback[seat])
+
+    def game_end(self, seat: int, reveal: dict[str, Any]) -> dict[str, Any]:
+        """The game_end message for `seat`: the result, what was hidden, its unsent events, the faults."""
+        return {"type": "game_end", "game_id": self.record.game_id, "result": self.record.result.to_wire(),
+                "reveal": reveal, "events": self.pending_events[seat],
+                "faults": [{"seat": f.seat, "bot": f.bot, "kind": f.kind} for f in self.record.faults]}
+
+
 class Match:
     """A fixed set of bots (one process each) that plays games in turn at one table."""
 
@@ -155,11 +160,13 @@ class Match:
         log_label: str = "",
         heartbeat: Heartbeat | None = None,
         barred: Mapping[int, Fault] | None = None,
+        connect: Connect = PipeTransport,
     ):
         """`log_dir` gets one stderr log per bot (`log_file_name`), shared with every other match
         of the run that logs there; `log_label` names this match in each start's header line.
         `barred` maps the index of a disqualified bot to its fault: it is never started, and its
-        seats are played by the fallback from the first decision, with that fault recorded."""
+        seats are played by the fallback from the first decision, with that fault recorded. `connect`
+        makes the channel to each start of a bot."""
         self.bots = list(bots)
         self.limits = limits
         self.log_dir = log_dir
@@ -167,7 +174,8 @@ class Match:
         self.observer = observer
         self.heartbeat = heartbeat or (lambda index: None)
         self.barred = dict(barred or {})
-        self._processes: list[BotProcess | None] = [None] * len(self.bots)
+        self.connect = connect
+        self._processes: list[BotSession | None] = [None] * len(self.bots)
         self.shutdown_faults: list[Fault] = []
         self._last_game_id: str | None = None  # the game that shutdown faults follow
 
@@ -210,13 +218,33 @@ class Match:
         game_id: str | None = None,
     ) -> GameRecord:
         """Play one game; `seating[seat]` is the index in `bots` of the bot in that seat."""
+        table = self._deal(game, seed, options, seating, game_id)
+        record = table.record
+        if self.observer is not None:
+            self.observer("game_start", {"game_id": record.game_id, "seats": record.seats})
+        started = time.monotonic()
+        self._last_game_id = record.game_id
+        self._seat_bots(table)
+        while not table.state.is_over():
+            self._decide(table)
+        record.result = table.state.result()
+        reveal = table.state.reveal()
+        self._end_game(table, reveal)
+        record.ranks = ranks_with_faults(record.result, set(table.faulted))
+        record.duration = time.monotonic() - started
+        if self.observer is not None:
+            self.observer("game_end", {"record": record, "reveal": reveal})
+        return record
+
+    def _deal(self, game: Game, seed: int, options: Mapping[str, Any] | None, seating: Sequence[int] | None,
+              game_id: str | None) -> GameInPlay:
+        """A new game at this table, its seating checked and its options resolved."""
         players = len(self.bots)
         seating = list(range(players)) if seating is None else list(seating)
         if sorted(seating) != list(range(players)):
             raise ValueError(f"seating {seating} is not a permutation of the {players} bots")
         game.spec.check_players(players)
         options = game.spec.resolve_options(options)
-        state = game.new_state(players, options, seed)
         record = GameRecord(
             game_id=game_id or f"{game.spec.name}-{seed}",
             game=game.spec.name,
@@ -225,110 +253,101 @@ class Match:
             seed=seed,
             seats=[self.bots[index].name for index in seating],
         )
-        if self.observer is not None:
-            self.observer("game_start", {"game_id": record.game_id, "seats": record.seats})
-        started = time.monotonic()
-        self._last_game_id = record.game_id
-        faulted: dict[int, Fault] = {}
+        return GameInPlay(game, seed, seating, game.new_state(players, options, seed), record,
+                          time_ms=round(self.limits.decision_timeout * 1000))
 
-        def fault(seat: int, error: BotFault, decision: int | None = None) -> None:
-            recorded = error.fault.at(seat=seat, game=game.spec.name, game_id=record.game_id,
-                                      decision=error.fault.decision if decision is None else decision)
-            record.faults.append(recorded)
-            faulted[seat] = recorded
-            self._discard(seating[seat])
-
-        teams = game.spec.teams(players, options)
-        for seat in range(players):
+    def _seat_bots(self, table: GameInPlay) -> None:
+        """Start (where needed) each seat's bot and tell it the game begins; a bot that cannot start
+        faults this game."""
+        record, spec, players = table.record, table.game.spec, len(table.seating)
+        teams = spec.teams(players, record.options)
+        for seat, index in enumerate(table.seating):
             try:
-                process = self._process(seating[seat], f"game {record.game_id} seat {seat}")
+                process = self._process(index, f"game {record.game_id} seat {seat}")
                 process.post({
-                    "type": "game_start", "game_id": record.game_id, "game": game.spec.name,
-                    "rules_version": game.spec.rules_version, "seat": seat, "players": players,
+                    "type": "game_start", "game_id": record.game_id, "game": spec.name,
+                    "rules_version": spec.rules_version, "seat": seat, "players": players,
                     "names": record.seats, "teams": None if teams is None else list(teams),
-                    "options": options,
+                    "options": record.options,
                 })
             except BotFault as error:
-                fault(seat, error)
+                self._fault(table, seat, error)
 
-        fallback: dict[int, random.Random] = {}  # per faulted seat, seeded from the game seed
-        pending_events: list[list[dict[str, Any]]] = [[] for _ in range(players)]
-        time_ms = round(self.limits.decision_timeout * 1000)
-        decision = 0
-        while not state.is_over():
-            seat = state.to_move()
-            legal = state.legal_actions()
-            decision += 1
-            action = None
-            if seat not in faulted:
-                try:
-                    action = self._ask(seating[seat], record.game_id, decision, seat,
-                                       state.view(seat), pending_events[seat], legal, time_ms, record)
-                except BotFault as error:
-                    fault(seat, error, decision)
-            pending_events[seat] = []
-            if action is None:
-                if seat not in fallback:
-                    fallback[seat] = random.Random(f"{seed}:{seat}")
-                action = random_action(legal, fallback[seat])
-            events = state.apply(action)
-            record.actions.append((seat, action))
-            for queue in pending_events:
-                queue.extend(events)
-            if self.observer is not None:
-                self.observer("decision", {"seat": seat, "decision": decision, "action": action,
-                                           "events": events, "fallback": seat in faulted})
+    def _decide(self, table: GameInPlay) -> None:
+        """One decision: the bot to move answers (the fallback plays a faulted seat), and the action
+        is applied, its events queued for every seat's next message."""
+        state = table.state
+        seat = state.to_move()
+        legal = state.legal_actions()
+        table.decision += 1
+        action = None
+        if seat not in table.faulted:
+            try:
+                action = self._ask(table, seat, legal)
+            except BotFault as error:
+                self._fault(table, seat, error, table.decision)
+        table.pending_events[seat] = []
+        if action is None:
+            action = table.fallback_action(seat, legal)
+        events = state.apply(action)
+        table.record.actions.append((seat, action))
+        for queue in table.pending_events:
+            queue.extend(events)
+        if self.observer is not None:
+            self.observer("decision", {"seat": seat, "decision": table.decision, "action": action,
+                                       "events": events, "fallback": seat in table.faulted})
 
-        record.result = state.result()
-        reveal = state.reveal()
+    def _end_game(self, table: GameInPlay, reveal: dict[str, Any]) -> None:
+        """Fault bytes no request asked for, then send every bot still in the game its game_end.
 
-        def game_end(seat: int) -> dict[str, Any]:
-            return {"type": "game_end", "game_id": record.game_id, "result": record.result.to_wire(),
-                    "reveal": reveal, "events": pending_events[seat],
-                    "faults": [{"seat": f.seat, "bot": f.bot, "kind": f.kind} for f in record.faults]}
-
-        # Bytes no request asked for are a fault of this game (PROTOCOL.md § Deadlines). The bot that
-        # made the last decision is looked at last, after reading its game_end (so the others'
-        # faults are in it): anything it sent after its answer has then arrived.
+        Such bytes are a fault of this game (PROTOCOL.md § Deadlines). The bot that made the last
+        decision is looked at last, after reading its game_end (so the others' faults are in it):
+        anything it sent after its answer has then arrived."""
+        record = table.record
         last = record.actions[-1][0] if record.actions else None
-        for seat in sorted(range(players), key=lambda seat: seat == last):
-            process = self._processes[seating[seat]]
-            if seat in faulted or process is None:
+        for seat in sorted(range(len(table.seating)), key=lambda seat: seat == last):
+            process = self._processes[table.seating[seat]]
+            if seat in table.faulted or process is None:
                 continue
             if seat == last:
-                process.post(game_end(seat))
+                process.post(table.game_end(seat, reveal))
                 unsolicited = process.settle(UNSOLICITED_GRACE)
             else:
                 unsolicited = process.unsolicited()
             if unsolicited:
-                fault(seat, self._unsolicited(process, unsolicited, record, seat))
-        for seat in range(players):
-            process = self._processes[seating[seat]]
-            if seat not in faulted and seat != last and process is not None:
-                process.post(game_end(seat))
-        record.ranks = ranks_with_faults(record.result, set(faulted))
-        record.duration = time.monotonic() - started
-        if self.observer is not None:
-            self.observer("game_end", {"record": record, "reveal": reveal})
-        return record
+                self._fault(table, seat, self._unsolicited(process, unsolicited, record, seat))
+        for seat in range(len(table.seating)):
+            process = self._processes[table.seating[seat]]
+            if seat not in table.faulted and seat != last and process is not None:
+                process.post(table.game_end(seat, reveal))
 
-    def _ask(self, index: int, game_id: str, decision: int, seat: int, view: dict[str, Any],
-             events: list[dict[str, Any]], legal: list[dict[str, Any]], time_ms: int,
-             record: GameRecord) -> dict[str, Any]:
-        """Send one decision request and return the bot's legal action (BotFault otherwise)."""
+    def _fault(self, table: GameInPlay, seat: int, error: BotFault, decision: int | None = None) -> None:
+        """Record the fault of the bot in `seat` (at `decision`, when it is one) and kill that bot:
+        the fallback plays its seat for the rest of the game."""
+        recorded = error.fault.at(seat=seat, game=table.game.spec.name, game_id=table.record.game_id,
+                                  decision=error.fault.decision if decision is None else decision)
+        table.record.faults.append(recorded)
+        table.faulted[seat] = recorded
+        self._discard(table.seating[seat])
+
+    def _ask(self, table: GameInPlay, seat: int, legal: list[dict[str, Any]]) -> dict[str, Any]:
+        """Send the bot in `seat` its decision request and return its legal action (BotFault otherwise)."""
+        request = {"type": "decision", "game_id": table.record.game_id, "decision": table.decision, "seat": seat,
+                   "view": table.state.view(seat), "events": table.pending_events[seat], "legal": legal,
+                   "time_ms": table.time_ms}
+        index = table.seating[seat]
         process = self._process(index)
         self._give_turn(index)
         sent = time.monotonic()
         allowed = process.spec.decision_timeout or self.limits.decision_timeout
         deadline = sent + allowed
         self.heartbeat(index)
-        process.send({"type": "decision", "game_id": game_id, "decision": decision, "seat": seat,
-                      "view": view, "events": events, "legal": legal, "time_ms": time_ms}, deadline)
+        process.send(request, deadline)
         message, raw = process.receive(deadline, allowed)
         self.heartbeat(None)
-        record.decision_times.append((seat, time.monotonic() - sent))
+        table.record.decision_times.append((seat, time.monotonic() - sent))
         try:
-            return checked_action(message, decision, legal)
+            return checked_action(message, table.decision, legal)
         except BadAnswer as error:
             kind, detail = error.kind, str(error)
         except Exception as error:  # bot data that no check foresaw: the bot's fault all the same
@@ -337,7 +356,7 @@ class Match:
                              stderr_tail=process.stderr_tail()))
 
     @staticmethod
-    def _unsolicited(process: BotProcess, data: bytes, record: GameRecord, seat: int) -> BotFault:
+    def _unsolicited(process: BotSession, data: bytes, record: GameRecord, seat: int) -> BotFault:
         """The fault for bytes a bot sent after its last answer in this game, when nothing asked for them."""
         answered = [number for number, (by, _) in enumerate(record.actions, 1) if by == seat]
         after = f"after its answer to decision {answered[-1]}" if answered else "without being asked to decide"
@@ -347,7 +366,7 @@ class Match:
                               decision=answered[-1] if answered else None, data=data,
                               message=first_message(data), stderr_tail=process.stderr_tail()))
 
-    def _process(self, index: int, where: str = "") -> BotProcess:
+    def _process(self, index: int, where: str = "") -> BotSession:
         """The running process of bot `index`, started (with its handshake) if it is not running;
         `where` (game and seat) goes into its log's header line."""
         process = self._processes[index]
@@ -364,7 +383,7 @@ class Match:
             spec = self.bots[index]
             log_path = None if self.log_dir is None else self.log_dir / log_file_name(spec.name)
             note = ", ".join(part for part in (self.log_label, where) if part)
-            process = BotProcess(spec, self.limits, log_path, note)
+            process = BotSession(spec, self.limits, self.connect(spec, self.limits, log_path, note))
             self._processes[index] = process
             self.heartbeat(index)
             try:

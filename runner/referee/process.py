@@ -1,156 +1,54 @@
-"""One bot process: spawn it, shake hands, exchange frames under deadlines, and kill it cleanly.
+"""One bot's session: shake hands, exchange the protocol's messages under deadlines, stop it, and
+turn whatever goes wrong into a fault that names the bot and shows the evidence.
 
-Every wait is bounded: pipes are non-blocking and each read or write polls with the time left
-until a deadline, so a bot that stalls, never reads its input, floods its stderr or dies can
-never block the referee. The same poll watches the process itself (a pidfd; where the kernel has
-none, a waitpid every EXIT_CHECK_SECONDS), so a bot's exit is noticed at once even while a child
-of it still holds its pipes. The bot runs in its own process group so that killing it also kills
-anything it spawned (a shell wrapper's child, say), and it is always reaped: no zombies.
+The session speaks the protocol; how bytes reach the bot is its `Transport`'s business: a real
+process's pipes (`BotProcess`, over `pipes.PipeTransport`), or a script in memory for tests
+(`scripted.ScriptedTransport`).
 """
 
 from __future__ import annotations
 
-import fcntl
-import math
-import os
-import re
-import select
-import shlex
-import signal
-import subprocess
-import sys
-import termios
-import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
+from cardarena.config import BotSpec, Limits
 from cardarena.protocol import PROTOCOL_VERSION
-from cardarena.protocol.framing import DEFAULT_MAX_FRAME, FrameError, FrameReader, decode_body, encode, text_on_stdout
+from cardarena.protocol.framing import encode, text_on_stdout
 from cardarena.protocol.messages import ProtocolViolation, check_hello
 from cardarena.referee.faults import BotFault, Fault
-from cardarena.referee.sandbox import Confinement, SandboxError, SandboxSettings, prepare, unconfined
+from cardarena.referee.pipes import PipeTransport
+from cardarena.referee.transport import NoReply, Transport, TransportError
 
 REFEREE_NAME = "cardarena"
-STDERR_TAIL = 2048  # bytes of a bot's latest stderr kept for fault reports
-EXIT_CHECK_SECONDS = 0.05  # without a pidfd, how often a wait checks whether the bot has exited
-SETTLE_SPIN_SECONDS = 200e-6  # `settle` yields the CPU this long, then waits in doubling steps from this long
-LOG_CAPPED_NOTE = b"\n[cardarena: stderr log capped here]\n"
 SILENT_HINT = ("it sent nothing: does it read frames from stdin (a 4-byte big-endian length, then one msgpack map), "
                "answer hello and flush stdout? A decoder that returns JS Maps (msgpackr's mapsAsObjects: false) "
                "hides the \"type\" key: decode to plain objects (PROTOCOL.md § Checklist for a bot in a new language)")
-_PYTHON_NAMES = {"python", "python3", f"python{sys.version_info.major}.{sys.version_info.minor}"}
 
 
-#: a bot's name: it becomes part of game ids (`casino/a+b/d0/r1`), log file names and every report,
-#: and a league takes it from a stranger's bot.toml, so it holds no separator, space or control character
-BOT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+class BotSession:
+    """A bot speaking the protocol over `transport`; every failure is a BotFault."""
 
-
-def check_bot_name(name: object) -> str:
-    """`name` if it is a usable bot name, else ValueError saying what a name may hold."""
-    if not isinstance(name, str) or not BOT_NAME.fullmatch(name):
-        raise ValueError(f"bot name {name!r} must be 1-64 letters, digits, '.', '_' or '-', starting with "
-                         "a letter or digit (it becomes part of game ids and file names)")
-    return name
-
-
-@dataclass(frozen=True)
-class BotSpec:
-    """How to run a bot: its name, its command line, the directory it runs in, its own folder
-    (visible read-only in the sandbox), and the environment variables its bot.toml sets or asks for."""
-
-    name: str
-    command: tuple[str, ...]
-    cwd: str | None = None
-    decision_timeout: float | None = None  # this bot's own limit per decision (a human seat's); None: the Limits'
-    folder: str | None = None
-    env: tuple[tuple[str, str], ...] = ()
-    pass_env: tuple[str, ...] = ()
-    confined: bool = True  # False only for the organiser's own programs (a human seat): no sandbox, no caps
-
-    @classmethod
-    def parse(cls, text: str, cwd: str | None = None) -> "BotSpec":
-        """A bot from `NAME=COMMAND` (the command split like a shell would); ValueError if malformed."""
-        name, sep, command = text.partition("=")
-        name = name.strip()
-        if not sep or not name or not command.strip():
-            raise ValueError(f"bot must be given as NAME=COMMAND, got {text!r}")
-        check_bot_name(name)
-        try:
-            argv = tuple(shlex.split(command))
-        except ValueError as error:
-            raise ValueError(f"bot {name!r}: cannot split command {command!r}: {error}") from None
-        return cls(name=name, command=argv, cwd=cwd)
-
-    def argv(self) -> list[str]:
-        """The command to execute; a bare `python`/`python3` becomes this interpreter's real path,
-        since a shell shim (pyenv's, say) costs tens of milliseconds per start."""
-        argv = list(self.command)
-        if argv and argv[0] in _PYTHON_NAMES:
-            argv[0] = sys.executable
-        return argv
-
-
-#: the range of a time limit in seconds: a millisecond to an hour (a bot slower than that is stuck)
-MIN_SECONDS, MAX_SECONDS = 0.001, 3600.0
-
-
-def check_seconds(value: Any, what: str) -> float:
-    """`value` as a time limit in seconds; ValueError naming `what` unless a finite number in range."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not MIN_SECONDS <= value <= MAX_SECONDS:
-        raise ValueError(f"{what} must be a number of seconds from {MIN_SECONDS:g} to {MAX_SECONDS:g}, got {value!r}")
-    return float(value)
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Time and size limits the referee enforces on every bot."""
-
-    handshake_timeout: float = 10.0
-    decision_timeout: float = 1.0
-    max_frame: int = DEFAULT_MAX_FRAME
-    stderr_cap: int = 1 << 20  # bytes of a bot's stderr log (all its starts in a run); the rest is dropped
-    shutdown_grace: float = 1.0  # seconds a bot has to exit after "shutdown"
-    sandbox: SandboxSettings = SandboxSettings()  # the sandbox mode and the resource caps
-
-
-class BotProcess:
-    """A running bot speaking the protocol over its stdin/stdout."""
-
-    def __init__(self, spec: BotSpec, limits: Limits, log_path: Path | None = None, log_note: str = ""):
-        """`log_path` is the bot's stderr log, shared by all its starts in a run (appended to, capped
-        at `limits.stderr_cap` on disk); `log_note` says where this start belongs in its header line."""
+    def __init__(self, spec: BotSpec, limits: Limits, transport: Transport):
         self.spec = spec
         self.limits = limits
-        self.log_path = log_path
-        self.log_note = log_note
+        self.transport = transport
         self.hello: dict[str, Any] | None = None
-        self._proc: subprocess.Popen | None = None
-        self._reader = FrameReader(limits.max_frame)
         self._outbox = bytearray()
-        self._received = False  # whether the bot has sent a byte yet
-        self._stderr_tail = bytearray()
-        self._stderr_lock = threading.Lock()
-        self._stderr_thread: threading.Thread | None = None
-        self._pidfd: int | None = None  # readable once the process has exited; None without pidfd support
-        self._confinement: Confinement | None = None
-        self.frozen = False  # whether its freezer cgroup holds all its processes stopped (`freeze`)
 
     # -- lifecycle -------------------------------------------------------------------------
 
     @property
     def alive(self) -> bool:
-        """True while the process runs."""
-        return self._proc is not None and self._proc.poll() is None
+        """True while the bot runs."""
+        return self.transport.alive
 
     @property
     def pid(self) -> int | None:
-        return None if self._proc is None else self._proc.pid
+        return self.transport.pid
 
     def start(self) -> dict[str, Any]:
-        """Spawn the bot and complete the handshake; return its hello (BotFault on any failure)."""
+        """Start the bot and complete the handshake; return its hello (BotFault on any failure)."""
         self.spawn()
         deadline = time.monotonic() + self.limits.handshake_timeout
         self.send({"type": "hello", "protocol": PROTOCOL_VERSION, "referee": REFEREE_NAME}, deadline)
@@ -162,109 +60,37 @@ class BotProcess:
         return self.hello
 
     def spawn(self) -> None:
-        """Start the process with non-blocking pipes and a stderr drain, without the handshake."""
-        argv = self.spec.argv()
+        """Start the bot without the handshake."""
         try:
-            self._confinement = (prepare(argv, self.spec.cwd, self.spec.folder, self.spec.env, self.spec.pass_env,
-                                         self.limits.sandbox) if self.spec.confined
-                                 else unconfined(argv, self.spec.cwd, self.limits.sandbox))
-        except SandboxError as error:
-            raise BotFault(self._fault("start", f"cannot run {shlex.join(argv)!r}: {error}")) from None
-        confinement = self._confinement
-        try:
-            log = None if self.log_path is None else os.open(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        except OSError:
-            confinement.release()  # the organiser's log folder is missing: leave no cgroup behind
-            raise
-        try:
-            self._proc = subprocess.Popen(
-                confinement.argv,
-                cwd=confinement.cwd,
-                env=confinement.env,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-                bufsize=0,
-                close_fds=True,
-                pass_fds=confinement.fds,
-                preexec_fn=confinement.preexec,
-            )
-        except OSError as error:
-            if log is not None:
-                os.close(log)
-            confinement.release()
-            raise BotFault(self._fault("start", f"cannot run {shlex.join(argv)!r}: {error}")) from None
-        confinement.close_fds()
-        os.set_blocking(self._proc.stdin.fileno(), False)
-        os.set_blocking(self._proc.stdout.fileno(), False)
-        self._pidfd = open_pidfd(self._proc.pid)
-        self._poll_in = select.poll()
-        self._poll_in.register(self._proc.stdout.fileno(), select.POLLIN)
-        self._poll_out = select.poll()
-        self._poll_out.register(self._proc.stdin.fileno(), select.POLLOUT)
-        self._watched = [self._proc.stdout.fileno()]  # what `settle` waits on: output, or the exit
-        if self._pidfd is not None:
-            self._poll_in.register(self._pidfd, select.POLLIN)
-            self._poll_out.register(self._pidfd, select.POLLIN)
-            self._watched.append(self._pidfd)
-        os.set_blocking(self._proc.stderr.fileno(), False)
-        self._stderr_stop = os.pipe()  # `kill` writes to it: stop draining once the pipe is empty
-        self._stderr_thread = threading.Thread(target=self._drain_stderr, args=(log,), daemon=True)
-        self._stderr_thread.start()
+            self.transport.spawn()
+        except TransportError as error:
+            raise BotFault(self._fault(error.kind, str(error), error.data)) from None
 
     def freeze(self, frozen: bool) -> None:
         """Stop (or resume) every process of the bot, so that what it runs outside its turn costs the
-        bot deciding nothing; writes only when the state changes, and nothing without a freezer cgroup."""
-        cgroups = None if self._confinement is None else self._confinement.cgroups
-        if frozen != self.frozen and cgroups is not None and cgroups.freeze(frozen):
-            self.frozen = frozen
+        bot deciding nothing; acts only when the state changes, and not at all where it cannot."""
+        self.transport.freeze(frozen)
 
     def stop(self) -> bool:
         """Ask the bot to shut down, wait `shutdown_grace`, then kill it; True if it exited by itself."""
-        if self._proc is None:
+        if not self.transport.started:
             return True
         clean = False
         self.freeze(False)
         if self.alive:
             try:
                 self.send({"type": "shutdown"}, time.monotonic() + self.limits.shutdown_grace)
-                self._proc.wait(timeout=self.limits.shutdown_grace)
-                clean = self._proc.returncode == 0
-            except (BotFault, subprocess.TimeoutExpired):
+                clean = self.transport.wait_exit(self.limits.shutdown_grace) == 0
+            except BotFault:
                 clean = False
         self.kill()
         return clean
 
     def kill(self) -> None:
-        """Kill the bot's whole process group, reap it, and close its pipes. Safe to call twice."""
-        proc = self._proc
-        if proc is None:
-            return
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass  # the group is already gone
-        self.freeze(False)  # a frozen process dies of the SIGKILL only once thawed
-        proc.wait()
-        if self._pidfd is not None:
-            os.close(self._pidfd)
-            self._pidfd = None
-        for stream in (proc.stdin, proc.stdout):
-            try:
-                stream.close()
-            except OSError:
-                pass  # closing a pipe whose other end died can report the broken pipe; it is closed
-        if self._stderr_thread is not None:
-            os.write(self._stderr_stop[1], b"!")  # a process that escaped the kill may hold the pipe
-            self._stderr_thread.join(timeout=2.0)
-            for fd in self._stderr_stop:
-                os.close(fd)
-            self._stderr_thread = None
-        proc.stderr.close()
-        self._confinement.release()
+        """Kill the bot and everything it started. Safe to call twice."""
+        self.transport.kill()
 
-    # -- framed I/O ------------------------------------------------------------------------
+    # -- messages --------------------------------------------------------------------------
 
     def post(self, message: dict[str, Any]) -> None:
         """Queue a notification (game_start, game_end) to go out with the next `send`.
@@ -275,113 +101,38 @@ class BotProcess:
         self._outbox += encode(message)
 
     def send(self, message: dict[str, Any], deadline: float) -> None:
-        """Write queued notifications and one frame, waiting for the pipe at most until `deadline`."""
+        """Write queued notifications and one frame, waiting for the bot at most until `deadline`."""
         self._outbox += encode(message)
-        data = memoryview(bytes(self._outbox))
+        data = bytes(self._outbox)
         self._outbox.clear()
-        fd = self._proc.stdin.fileno()
-        while data:
-            try:
-                written = os.write(fd, data)
-                data = data[written:]
-                continue
-            except BlockingIOError:
-                pass
-            except OSError:
-                raise BotFault(self._fault("crash", f"the bot closed its input ({self.exit_status()})")) from None
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise BotFault(self._fault(
-                    "timeout", f"the bot did not read its input: {len(data)} bytes of a frame could not be sent",
-                ))
-            if self._exited(self._poll_out.poll(self._poll_ms(remaining))):
-                raise BotFault(self._fault(
-                    "crash", f"the bot exited ({self.exit_status()}) while another process still held its input",
-                ))
+        try:
+            self.transport.write(data, deadline)
+        except TransportError as error:
+            raise BotFault(self._fault(error.kind, str(error), error.data)) from None
 
     def receive(self, deadline: float, allowed: float | None = None) -> tuple[dict[str, Any], bytes]:
-        """Read one frame before `deadline` (`allowed` seconds after the request, for the timeout's
-        message); return the decoded message and its raw body."""
-        exited = False
-        while True:
-            try:
-                body = self._reader.next_body()
-                if body is not None:
-                    return decode_body(body), body
-            except FrameError as error:
-                raise BotFault(self._fault(error.kind, str(error), error.data)) from None
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                pending = self._reader.pending()
-                raise BotFault(self._fault("timeout", self._timeout_detail(deadline, allowed, pending), pending))
-            if exited:
-                # What it wrote before exiting still counts; once the pipe is empty, the exit is a crash.
-                if not self._read_chunk():
-                    raise BotFault(self._fault(
-                        "crash", f"the bot exited ({self.exit_status()}) while another process still held its output",
-                        self._reader.pending()))
-                continue
-            ready = self._poll_in.poll(self._poll_ms(remaining))
-            if self._exited(ready):
-                exited = True
-            elif ready:
-                self._read_chunk()
+        """Read one message before `deadline` (`allowed` seconds after the request, for the timeout's
+        message); return it and its raw body."""
+        try:
+            return self.transport.receive(deadline)
+        except NoReply as error:
+            raise BotFault(self._fault("timeout", self._timeout_detail(deadline, allowed, error), error.data)) from None
+        except TransportError as error:
+            raise BotFault(self._fault(error.kind, str(error), error.data)) from None
 
     def settle(self, grace: float) -> bytes:
         """Deliver the queued notifications now, give the bot up to `grace` seconds to read them, and
-        return `unsolicited()`. A bot handles its input in order, so once it has read on, whatever it
-        sent in reply to what came before (a second answer, say) is in the pipe."""
-        stdin = self._proc.stdin.fileno()
-        try:
-            del self._outbox[:os.write(stdin, self._outbox)]
-        except OSError:
-            return self.unsolicited()  # its input is full or closed: the next request finds out why
-        now = time.monotonic()
-        spin_until, deadline, wait = now + SETTLE_SPIN_SECONDS, now + grace, SETTLE_SPIN_SECONDS
-        while not self._outbox and unread_bytes(stdin) and not self._poll_in.poll(0):
-            now = time.monotonic()
-            if now >= deadline:
-                break
-            if now < spin_until:
-                os.sched_yield()  # on a shared core, this is what lets the bot run on to its next read
-            else:
-                select.select(self._watched, (), (), min(wait, deadline - now))
-                wait *= 2
+        return `unsolicited()`: a bot handles its input in order, so once it has read on, whatever it
+        sent in reply to what came before (a second answer, say) has arrived."""
+        del self._outbox[:self.transport.settle(bytes(self._outbox), grace)]
         return self.unsolicited()
 
     def unsolicited(self) -> bytes:
-        """What the bot has sent beyond the frames read so far, without waiting (at most a maximum
+        """What the bot has sent beyond the messages read so far, without waiting (at most a maximum
         frame's worth): bytes no request asked for. An end of file is left to the next request."""
-        data = bytearray(self._reader.pending())
-        if self._proc is None:
-            return bytes(data)  # never started (spawn failed): nothing more can have arrived
-        fd = self._proc.stdout.fileno()
-        while len(data) <= self.limits.max_frame:
-            try:
-                chunk = os.read(fd, 1 << 16)
-            except OSError:  # BlockingIOError above all: the pipe is empty
-                break
-            if not chunk:
-                break
-            data += chunk
-        return bytes(data)
+        return self.transport.unsolicited()
 
-    def _read_chunk(self) -> bool:
-        """Feed the reader what the pipe holds; False when it holds nothing now (crash at end of file)."""
-        try:
-            chunk = os.read(self._proc.stdout.fileno(), 1 << 16)
-        except BlockingIOError:
-            return False
-        if not chunk:
-            pending = self._reader.pending()
-            text = text_on_stdout(pending)
-            raise BotFault(self._fault("crash", f"the bot closed its output ({self.exit_status()})"
-                                       + (f"; {text}" if text else ""), pending))
-        self._reader.feed(chunk)
-        self._received = True
-        return True
-
-    def _timeout_detail(self, deadline: float, allowed: float | None, pending: bytes) -> str:
+    def _timeout_detail(self, deadline: float, allowed: float | None, error: NoReply) -> str:
         """Why a reply timed out: the limit and the time waited, and what arrived (text printed on
         stdout, part of a frame, or nothing at all at the handshake)."""
         detail = "no hello" if self.hello is None else "no reply"
@@ -390,133 +141,38 @@ class BotProcess:
         else:
             waited = time.monotonic() - (deadline - allowed)
             detail += f" within the {allowed:g} s allowed (waited {waited:.3f} s)"
-        text = text_on_stdout(pending)
+        text = text_on_stdout(error.data)
         if text is not None:
             return f"{detail}; {text}"
-        if pending:
-            return f"{detail}; {len(pending)} bytes of an incomplete frame arrived"
-        if self.hello is None and not self._received:
+        if error.data:
+            return f"{detail}; {len(error.data)} bytes of an incomplete frame arrived"
+        if self.hello is None and not error.received:
             return f"{detail}; {SILENT_HINT}"
         return detail
-
-    def _poll_ms(self, remaining: float) -> int:
-        """Milliseconds the next poll may wait: the time left, in slices where no pidfd reports an exit."""
-        if self._pidfd is None:
-            remaining = min(remaining, EXIT_CHECK_SECONDS)
-        return math.ceil(remaining * 1000)
-
-    def _exited(self, ready: list[tuple[int, int]]) -> bool:
-        """Whether the process has exited, given what a poll returned (its pidfd, or a waitpid check)."""
-        if self._pidfd is None:
-            return not ready and self._proc.poll() is not None
-        return any(fd == self._pidfd for fd, _ in ready)
 
     # -- evidence --------------------------------------------------------------------------
 
     def stderr_tail(self) -> str:
         """The last bytes the bot wrote to stderr, decoded leniently."""
-        with self._stderr_lock:
-            return self._stderr_tail.decode("utf-8", "replace")
+        return self.transport.stderr_tail()
+
+    def exit_status(self) -> str:
+        """How the bot ended ("exit status 3", "killed by signal 9"), waiting briefly for it."""
+        return self.transport.exit_status()
 
     def _fault(self, kind: str, detail: str, data: bytes = b"", message: Any = None) -> Fault:
         tail = self.stderr_tail()
-        if kind in ("crash", "timeout") and self._confinement is not None:
-            cap = self._confinement.cap_evidence(self._proc.poll() if self._proc else None, tail)
+        if kind in ("crash", "timeout"):
+            cap = self.transport.cap_evidence(tail)
             if cap is not None:
                 kind, detail = "resource", f"{cap}; {detail}"
         return Fault(kind=kind, bot=self.spec.name, detail=detail, data=data, stderr_tail=tail, message=message)
 
-    def exit_status(self) -> str:
-        """How the process ended ("exit status 3", "killed by signal 9"), waiting briefly for it."""
-        try:
-            code = self._proc.wait(timeout=0.5)
-        except subprocess.TimeoutExpired:
-            return "still running"
-        return f"killed by signal {-code}" if code < 0 else f"exit status {code}"
 
-    def _drain_stderr(self, log: int | None) -> None:
-        """Keep the latest stderr tail in memory and append stderr to the bot's log (file
-        descriptor `log`) after a header line, while the log's size on disk is under the cap.
-        Whole lines are appended where possible: other processes may write to the same log."""
-        capped = log is None or not append_capped(log, self._log_header(), self.limits.stderr_cap)
-        partial = b""  # the start of a line not yet ended
-        try:
-            for chunk in self._stderr_chunks():
-                with self._stderr_lock:
-                    self._stderr_tail += chunk
-                    del self._stderr_tail[:-STDERR_TAIL]
-                if capped:
-                    continue
-                data = partial + chunk
-                end = data.rfind(b"\n") + 1 if len(data) < 1 << 16 else len(data)
-                partial = data[end:]
-                if end:
-                    capped = not append_capped(log, data[:end], self.limits.stderr_cap)
-        except (OSError, ValueError):
-            pass  # the pipe was closed by kill(): nothing more to drain
-        finally:
-            if log is not None:
-                if partial and not capped:
-                    append_capped(log, partial + b"\n", self.limits.stderr_cap)
-                os.close(log)
+class BotProcess(BotSession):
+    """A bot session over a real process's pipes, started under the sandbox."""
 
-    def _stderr_chunks(self) -> Iterator[bytes]:
-        """What the bot writes to stderr, until the end of file, or once `kill` has stopped the bot,
-        until the pipe is empty: a process that escaped the kill (no cgroup to find it) could hold
-        the pipe open for ever, and the referee would wait for it at every stop."""
-        fd, stop = self._proc.stderr.fileno(), self._stderr_stop[0]
-        poller = select.poll()
-        poller.register(fd, select.POLLIN)
-        poller.register(stop, select.POLLIN)
-        stopping = False
-        while True:
-            if not stopping:
-                stopping = any(ready == stop for ready, _ in poller.poll())
-            try:
-                chunk = os.read(fd, 1 << 16)
-            except BlockingIOError:
-                if stopping:
-                    return
-                continue
-            if not chunk:
-                return
-            yield chunk
-
-    def _log_header(self) -> bytes:
-        """The line that opens each start's part of the log: who, where, which process, when."""
-        when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        note = f", {self.log_note}" if self.log_note else ""
-        return f"[cardarena: {self.spec.name} started{note}, pid {self._proc.pid}, {when}]\n".encode()
-
-
-def append_capped(log: int, data: bytes, cap: int) -> bool:
-    """Append `data` to the log while its size on disk stays within `cap` (the note marks where it
-    stops); False once it is full. The size on disk is the count, so the cap holds across restarts
-    and processes sharing the file; concurrent writers overshoot it by at most one chunk each."""
-    room = cap - os.fstat(log).st_size
-    if room <= 0:
-        return False
-    if len(data) < room:
-        os.write(log, data)
-        return True
-    os.write(log, data[:room] + LOG_CAPPED_NOTE)
-    return False
-
-
-def unread_bytes(fd: int) -> int:
-    """How many bytes written to a pipe its reader has not read yet (0 where the system cannot tell)."""
-    try:
-        return int.from_bytes(fcntl.ioctl(fd, termios.FIONREAD, bytes(4)), sys.byteorder)
-    except OSError:
-        return 0
-
-
-def open_pidfd(pid: int) -> int | None:
-    """A file descriptor that polls readable once process `pid` exits; None where the system has none."""
-    pidfd_open = getattr(os, "pidfd_open", None)
-    if pidfd_open is None:
-        return None
-    try:
-        return pidfd_open(pid)
-    except OSError:
-        return None  # a kernel older than 5.3, or a sandbox that forbids the call
+    def __init__(self, spec: BotSpec, limits: Limits, log_path: Path | None = None, log_note: str = ""):
+        """`log_path` is the bot's stderr log, shared by all its starts in a run (appended to, capped
+        at `limits.stderr_cap` on disk); `log_note` says where this start belongs in its header line."""
+        super().__init__(spec, limits, PipeTransport(spec, limits, log_path, log_note))

@@ -19,6 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
+from cardarena.record import GameRecord, Placement
+from cardarena.referee.faults import Fault
+
 FORMAT = "cardarena-results"
 SCHEMA_VERSION = "1"
 
@@ -43,30 +46,11 @@ CREATE TABLE IF NOT EXISTS match_faults (
     fault TEXT NOT NULL, PRIMARY KEY (game_id, bot, kind, ordinal));
 """
 
+from cardarena.errors import CardarenaError
 
-class StoreError(ValueError):
+
+class StoreError(CardarenaError, ValueError):
     """A results file that cannot be used; the message names the file and the reason."""
-
-
-@dataclass(frozen=True)
-class StoredGame:
-    """One finished game as stored: what the ratings, reports and replays need."""
-
-    game_id: str
-    match_id: str
-    game: str
-    rules_version: str
-    options: dict[str, Any]
-    seed: int
-    deal: int
-    rotation: int
-    cluster: str
-    seats: list[str]
-    scores: list[Any]  # wire form: int, or [numerator, denominator]
-    ranks: list[int]
-    teams: list[int] | None
-    faults: list[dict[str, Any]]
-    duration: float
 
 
 @dataclass(frozen=True)
@@ -75,7 +59,7 @@ class StoredMatchFault:
 
     match_id: str
     game_id: str  # the game it followed (the portion's last game before that shutdown)
-    fault: dict[str, Any]
+    fault: Fault
 
 
 class ResultStore:
@@ -211,16 +195,10 @@ class ResultStore:
 
     def add_game(self, record: dict[str, Any], match_id: str, deal: int, rotation: int, cluster: str) -> None:
         """Record one finished game (a `GameRecord.to_dict()`) and its actions in one transaction."""
-        result = record["result"]
+        placed = GameRecord.from_dict(record).placed(Placement(match_id, deal, rotation, cluster))
         with self._guard(), self.db:
-            self.db.execute(
-                "INSERT INTO games VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (record["game_id"], match_id, record["game"], record["rules_version"],
-                 json.dumps(record["options"], sort_keys=True), record["seed"], deal, rotation, cluster,
-                 json.dumps(record["seats"]), json.dumps(result["scores"]), json.dumps(record["ranks"]),
-                 None if result["teams"] is None else json.dumps(result["teams"]),
-                 json.dumps(record["faults"]), record["duration"]))
-            self.db.execute("INSERT INTO actions VALUES (?, ?)", (record["game_id"], json.dumps(record["actions"])))
+            self.db.execute(f"INSERT INTO games VALUES ({', '.join('?' * _GAME_COLUMNS)})", placed.storage_row())
+            self.db.execute("INSERT INTO actions VALUES (?, ?)", (placed.game_id, placed.actions_text()))
 
     def add_match_faults(self, match_id: str, faults: Sequence[dict[str, Any]]) -> int:
         """Record the faults of a match portion's shutdown (`Fault.to_dict()`s, each naming the game
@@ -245,36 +223,22 @@ class ResultStore:
                 return []
             rows = self.db.execute("SELECT match_id, game_id, fault FROM match_faults "
                                    "ORDER BY game_id, bot, kind, ordinal").fetchall()
-        return [StoredMatchFault(match_id, game_id, json.loads(fault)) for match_id, game_id, fault in rows]
+        return [StoredMatchFault(match_id, game_id, Fault.from_dict(json.loads(fault))) for match_id, game_id, fault in rows]
 
     def _has_match_faults(self) -> bool:
         """Whether the file has the match_faults table (older files do not)."""
         return self.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'match_faults'"
                                ).fetchone() is not None
 
-    def games(self, game_id: str | None = None) -> Iterator[StoredGame]:
-        """Every recorded game in game-id order (or just the one called `game_id`)."""
-        query, arguments = "SELECT * FROM games ORDER BY game_id", ()
-        if game_id is not None:
-            query, arguments = "SELECT * FROM games WHERE game_id = ?", (game_id,)
+    def games(self, game_id: str | None = None, actions: bool = False) -> Iterator[GameRecord]:
+        """Every recorded game in game-id order (or just the one called `game_id`), with its actions
+        when `actions` is true (replays need them; ratings and reports do not)."""
+        query = ("SELECT games.*, actions.actions FROM games LEFT JOIN actions USING (game_id)" if actions
+                 else "SELECT *, NULL FROM games")
+        query, arguments = (f"{query} ORDER BY game_id", ()) if game_id is None else (f"{query} WHERE game_id = ?", (game_id,))
         with self._guard():
             for row in self.db.execute(query, arguments):
-                yield _stored_game(row)
-
-    def actions(self, game_id: str) -> list[tuple[int, dict[str, Any]]]:
-        """The recorded actions of one game, as (seat, action)."""
-        with self._guard():
-            row = self.db.execute("SELECT actions FROM actions WHERE game_id = ?", (game_id,)).fetchone()
-        return [] if row is None else [(seat, action) for seat, action in json.loads(row[0])]
-
-
-def _stored_game(row: tuple) -> StoredGame:
-    """A row of the games table as a StoredGame."""
-    (game_id, match_id, game, rules_version, options, seed, deal, rotation, cluster,
-     seats, scores, ranks, teams, faults, duration) = row
-    return StoredGame(game_id, match_id, game, rules_version, json.loads(options), seed, deal, rotation,
-                      cluster, json.loads(seats), json.loads(scores), json.loads(ranks),
-                      None if teams is None else json.loads(teams), json.loads(faults), duration)
+                yield GameRecord.from_row(row[:_GAME_COLUMNS], row[_GAME_COLUMNS])
 
 
 def is_corrupt(error: sqlite3.Error) -> bool:
@@ -452,7 +416,7 @@ def _past_damage(reads_after: Any, failed: int) -> int:
     return works
 
 
-def merged_games(paths: Sequence[Path]) -> list[StoredGame]:
+def merged_games(paths: Sequence[Path]) -> list[GameRecord]:
     """Every game of several results files, to be rated together.
 
     Refuses a game found twice (the same game id on the same deal: the same file given twice, or
@@ -465,7 +429,7 @@ def merged_games(paths: Sequence[Path]) -> list[StoredGame]:
         raise StoreError(f"{twice}: given twice; a game is rated once")
     found: dict[tuple[str, int], Path] = {}
     versions: dict[str, tuple[str, Path]] = {}
-    games: list[StoredGame] = []
+    games: list[GameRecord] = []
     for path in paths:
         with ResultStore(path) as store:
             for game in store.games():

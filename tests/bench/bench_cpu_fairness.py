@@ -27,9 +27,9 @@ from pathlib import Path
 
 from cardarena.games import get_game
 from cardarena.manifest import load_manifest
-from cardarena.referee import sandbox
+from cardarena.referee import cgroups, sandbox
 from cardarena.referee.match import Match, log_file_name
-from cardarena.referee.process import BotSpec, Limits
+from cardarena.config import BotSpec, Limits
 from tests.conftest import zoo_bot
 
 GAME = get_game("knock-rummy")
@@ -56,13 +56,13 @@ def honest_bot(iterations: int) -> BotSpec:
 @contextmanager
 def freezer(enabled: bool):
     """Bots started inside get a freezer cgroup only when `enabled` (the other controllers stay)."""
-    every = sandbox._cgroup_parents
+    every = cgroups.cgroup_parents
     if not enabled:
-        sandbox._cgroup_parents = lambda: {name: path for name, path in every().items() if name != "freezer"}
+        cgroups.cgroup_parents = lambda: {name: path for name, path in every().items() if name != "freezer"}
     try:
         yield
     finally:
-        sandbox._cgroup_parents = every
+        cgroups.cgroup_parents = every
 
 
 def honest_times(log: Path, skip: int) -> list[float]:
@@ -97,7 +97,7 @@ def cpu_seconds() -> float:
 def main() -> None:
     games = int(sys.argv[1]) if len(sys.argv) > 1 else 2
     iterations = int(sys.argv[2]) if len(sys.argv) > 2 else 2_500_000
-    if "freezer" not in sandbox._cgroup_parents():
+    if not cgroups.freezes_bots():
         sys.exit(f"{sandbox.turn_isolation()}: nothing to compare")
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # as `play` and each worker do
     honest = honest_bot(iterations)

@@ -1,6 +1,6 @@
 """Dask benchmark: games per second of the same run on LocalExecutor --jobs 2 and on a Dask cluster of
-two one-thread workers (a real `dask scheduler` and `dask worker`s on 127.0.0.1, started as README
-says), and where the difference goes.
+two one-thread workers (a real `dask scheduler` and `dask worker`s on 127.0.0.1, started as
+runner/tournament/DASK.md says), and where the difference goes.
 
 The sample league's bots play the same schedule (every game, the same deals) both ways, each game
 written to SQLite as it arrives, in rounds that alternate the two (this machine is noisy; the
@@ -25,11 +25,12 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from cardarena.referee.process import Limits
-from cardarena.tournament.dask_executor import DaskExecutor
-from cardarena.tournament.execute import Executor, FinishedGame, LocalExecutor
-from cardarena.tournament.league import SAMPLE_LEAGUE, build_league, read_league_file
-from cardarena.tournament.schedule import schedule
+from cardarena.config import Limits
+from cardarena.tournament.execution.dask_executor import DaskExecutor
+from cardarena.tournament.execution.events import FinishedGame
+from cardarena.tournament.execution.execute import Executor, LocalExecutor
+from cardarena.tournament.planning.league import SAMPLE_LEAGUE, build_league, read_league_file
+from cardarena.tournament.planning.schedule import schedule
 from cardarena.tournament.store import ResultStore
 from tests.test_dask import Cluster, children, start_cluster
 

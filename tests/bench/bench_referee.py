@@ -22,7 +22,8 @@ from pathlib import Path
 
 from cardarena.games import get_game
 from cardarena.referee.match import Match
-from cardarena.referee.process import BotProcess, BotSpec, Limits
+from cardarena.config import BotSpec, Limits
+from cardarena.referee.process import BotProcess
 from tests.bench.engine_rate import knock_rummy_rate, openspiel_gin_rummy_rate
 
 HERE = Path(__file__).resolve().parent
@@ -129,6 +130,7 @@ def build_c_echo(directory: str) -> list[str] | None:
     if shutil.which("gcc") is None:
         return None
     binary = os.path.join(directory, "echo")
+    os.chmod(directory, 0o755)  # as root, a bot runs as a uid of its own, which must reach the binary
     subprocess.run(["gcc", "-O2", "-o", binary, str(HERE / "echo.c")], check=True)
     return [binary]
 

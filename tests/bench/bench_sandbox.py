@@ -25,8 +25,9 @@ from unittest import mock
 from cardarena.games import get_game
 from cardarena.manifest import load_manifest
 from cardarena.referee.match import Match
-from cardarena.referee.process import BotProcess, BotSpec, Limits
-from cardarena.referee.sandbox import SandboxSettings, bwrap_problem, prepare
+from cardarena.config import BotSpec, Limits, SandboxSettings
+from cardarena.referee.process import BotProcess
+from cardarena.referee.sandbox import bwrap_problem, prepare
 
 ROOT = Path(__file__).resolve().parents[2]
 GAME = get_game("knock-rummy")

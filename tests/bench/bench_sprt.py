@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from tabulate import tabulate  # noqa: E402
 
 from cardarena.ratings import expected_score  # noqa: E402
-from cardarena.tournament.sprt import H0, H1, SequentialTest, SprtSettings  # noqa: E402
+from cardarena.tournament.planning.sprt import H0, H1, SequentialTest, SprtSettings  # noqa: E402
 
 CHUNK = 512  # set scores drawn per call of random.choices
 

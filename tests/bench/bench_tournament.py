@@ -19,10 +19,11 @@ from pathlib import Path
 
 from cardarena.games import all_games
 from cardarena.ratings import comparisons_from_ranks, rate
-from cardarena.referee.process import Limits
-from cardarena.tournament.execute import FinishedGame, LocalExecutor
-from cardarena.tournament.league import SAMPLE_LEAGUE, build_league, read_league_file
-from cardarena.tournament.schedule import schedule
+from cardarena.config import Limits
+from cardarena.tournament.execution.events import FinishedGame
+from cardarena.tournament.execution.execute import LocalExecutor
+from cardarena.tournament.planning.league import SAMPLE_LEAGUE, build_league, read_league_file
+from cardarena.tournament.planning.schedule import schedule
 from cardarena.tournament.store import ResultStore
 
 RATED_GAMES = 100_000

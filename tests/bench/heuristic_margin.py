@@ -23,8 +23,9 @@ from pathlib import Path
 from tabulate import tabulate
 
 from cardarena.games import get_game
-from cardarena.referee.match import GameRecord, Match
-from cardarena.referee.process import BotSpec
+from cardarena.record import GameRecord
+from cardarena.referee.match import Match
+from cardarena.config import BotSpec
 
 ROOT = Path(__file__).resolve().parents[2]
 HEURISTIC = ROOT / "sample_bots" / "heuristic" / "bot.py"

@@ -11,7 +11,7 @@ import argparse
 
 from cardarena.protocol.bot import RandomBot, run
 from cardarena.games import get_game
-from known_schedule import derive_seed  # a copy of runner/tournament/schedule.py beside it
+from known_schedule import derive_seed  # a copy of runner/tournament/planning/schedule.py beside it
 
 
 class SeedCheater(RandomBot):

@@ -6,7 +6,7 @@ and `SequentialTest` turns the scores into the log-likelihood ratio of "the chal
 better" against "it is elo0 better", accepting one hypothesis when the ratio crosses a Wald
 bound. Sets may be reported in any order; they are counted in schedule order, so stopping
 early cannot favour whatever happens to finish first. The derivation and its assumptions are
-in sprt.md beside this file.
+in runner/tournament/sprt.md.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from cardarena.errors import UsageError
 from cardarena.ratings import elo_of_score, expected_score, score_interval
 
 H0 = "H0"
@@ -25,7 +26,7 @@ PRIOR_SETS = 1.0
 PRIOR_VARIANCE = 0.25
 
 
-class SprtError(ValueError):
+class SprtError(UsageError, ValueError):
     """SPRT settings that make no test (elo0 not below elo1, an error rate outside (0, 1))."""
 
 

@@ -104,8 +104,14 @@ class Progress:
         else:
             print(text, file=self.stream, flush=True)
 
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
     def close(self) -> None:
-        """End the bar, or write the last line unless the last game just had one."""
+        """End the bar, or write the last line unless the last game just had one (a second call does nothing)."""
         if self.bar is not None:
             self.bar.close()
         elif self.since_line:

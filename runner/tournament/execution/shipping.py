@@ -20,12 +20,14 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from cardarena.errors import CardarenaError
+
 SKIPPED_FOLDERS = frozenset({".git"})  # history a bot never needs at run time
 MAX_PACK_BYTES = 512 << 20  # a packed bot larger than this is refused before the run, not sent to every worker
 CACHE_ENV = "CARDARENA_BOT_CACHE"  # where a worker machine keeps unpacked bots (default: the user's cache folder)
 
 
-class PackError(RuntimeError):
+class PackError(CardarenaError, RuntimeError):
     """A bot folder that cannot be packed, or a pack that cannot be unpacked; the message says why."""
 
 

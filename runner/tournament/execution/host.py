@@ -25,15 +25,16 @@ from typing import Iterator, Mapping
 
 from cardarena.games import all_games
 from cardarena.referee.match import GameRecord
-from cardarena.referee.process import BotSpec, Limits
-from cardarena.referee.sandbox import freezes_bots, release_dead_referees
-from cardarena.tournament.execute import (ExecutionError, FinishedGame, LocalExecutor, become_worker, describe_exit,
-                                       read_message, send_message)
-from cardarena.tournament.schedule import PlannedMatch
+from cardarena.config import BotSpec, Limits
+from cardarena.referee.cgroups import freezes_bots, release_dead_referees
+from cardarena.tournament.execution.events import Channel, FinishedGame, PortionJob, Shipped, WorkDone, WorkFailed
+from cardarena.tournament.execution.execute import ExecutionError, LocalExecutor, become_worker, describe_exit
+from cardarena.tournament.planning.schedule import PlannedMatch
 
 #: The host's command line: the parent's pid, then the parent's import path, which the host takes as
 #: its own (as multiprocessing's spawn does), so it imports the same cardarena however that was found.
-_BOOT = "import sys; sys.path[:] = sys.argv[2:]; from cardarena.tournament.host import serve; serve(int(sys.argv[1]))"
+_BOOT = ("import sys; sys.path[:] = sys.argv[2:]; "
+         "from cardarena.tournament.execution.host import serve; serve(int(sys.argv[1]))")
 #: how long a host's owner waits for the referee of a host that died to follow it (its death signal
 #: takes milliseconds), before leaving its frozen bots to the next referee's sweep
 RELEASE_SECONDS = 2.0
@@ -51,6 +52,7 @@ class PortionHost:
         self.cores = thread_cores()  # the host keeps the cores it was started on
         self.process = subprocess.Popen([sys.executable, "-c", _BOOT, str(os.getpid()), *sys.path],
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=dict(environment))
+        self.channel = Channel(reader=self.process.stdout.fileno(), writer=self.process.stdin.fileno())
 
     def alive(self) -> bool:
         """Whether the host is still running (a host that ended is replaced, not reused)."""
@@ -58,32 +60,35 @@ class PortionHost:
 
     def play(self, match: PlannedMatch, bots: Mapping[str, BotSpec], limits: Limits, disqualified: Mapping[str, str],
              log_root: Path, place: str | None = None, problems: Mapping[str, str] | None = None) -> Iterator[bytes]:
-        """Play `match` on the host, yielding each item (`FinishedGame`, `FinishedMatch`, `WorkerLost`)
-        pickled, as the host sent it: a process that only passes items on need not unpickle them.
+        """Play `match` on the host, yielding each run event (`FinishedGame`, `FinishedMatch`, `WorkerLost`)
+        pickled, as the host sent it: a process that only passes events on need not unpickle them.
         Each fault's detail names `place`, when given, and adds `problems[bot]`, what went wrong there
         with the bot beforehand. Closing the iterator before its end stops the host and the
         portion's bots. ExecutionError when the portion failed or the host died."""
         finished = False
         try:
             try:
-                send_message(self.process.stdin.fileno(), (match, dict(bots), limits, dict(disqualified), str(log_root),
-                                                           place, dict(problems or {})))
+                self.channel.send(PortionJob(match, dict(bots), limits, dict(disqualified), str(log_root), place,
+                                             dict(problems or {})))
             except BrokenPipeError:
                 raise ExecutionError(self._ended()) from None
             while True:
                 try:
-                    message = read_message(self.process.stdout)
+                    message = self.channel.receive()
                 except EOFError:
                     message = None
-                if message is None:
-                    raise ExecutionError(self._ended())
-                if message[0] == "item":
-                    yield message[1]
-                    continue
-                finished = True
-                if message[0] == "error":
-                    raise ExecutionError(message[1])
-                return
+                match message:
+                    case Shipped(data):
+                        yield data
+                        continue
+                    case WorkDone():
+                        finished = True
+                        return
+                    case WorkFailed(detail):
+                        finished = True
+                        raise ExecutionError(detail)
+                    case _:
+                        raise ExecutionError(self._ended())
         finally:
             if not finished:
                 self.close()
@@ -132,24 +137,22 @@ def serve(parent: int) -> None:
     stdin ends (the parent is done with it) or the parent dies."""
     if not become_worker(parent):
         return
-    results = os.dup(1)
+    channel = Channel(reader=sys.stdin.fileno(), writer=os.dup(1))
     os.dup2(2, 1)  # a stray print goes to the worker's log, not into the results
     all_games()  # import every game once here, not again in each forked worker
-    jobs = sys.stdin.buffer
-    while (job := read_message(jobs)) is not None:
-        match, bots, limits, disqualified, log_root, place, problems = job
+    while (job := channel.receive()) is not None:
         try:
-            for item in LocalExecutor(1, pin_cores=False, log_root=Path(log_root)).run([match], bots, limits,
-                                                                                         disqualified):
-                if place is not None and isinstance(item, FinishedGame):
-                    item = replace(item, record=_placed(item.record, place, problems))
-                send_message(results, ("item", pickle.dumps(item, pickle.HIGHEST_PROTOCOL)))
-            outcome: tuple[str, ...] = ("done",)
+            for event in LocalExecutor(1, pin_cores=False, log_root=Path(job.log_root)).run(
+                    [job.match], job.bots, job.limits, job.disqualified):
+                if job.place is not None and isinstance(event, FinishedGame):
+                    event = replace(event, record=_placed(event.record, job.place, job.problems))
+                channel.send(Shipped(pickle.dumps(event, pickle.HIGHEST_PROTOCOL)))
+            outcome: WorkDone | WorkFailed = WorkDone()
         except ExecutionError as error:
-            outcome = ("error", str(error))
+            outcome = WorkFailed(str(error))
         except Exception:  # noqa: BLE001 - a bug of the referee's: its parent raises it as ExecutionError
-            outcome = ("error", traceback.format_exc())
-        send_message(results, outcome)
+            outcome = WorkFailed(traceback.format_exc())
+        channel.send(outcome)
 
 
 def _placed(record: GameRecord, place: str, problems: Mapping[str, str]) -> GameRecord:

@@ -17,9 +17,7 @@ import math
 import multiprocessing
 import multiprocessing.connection
 import os
-import pickle
 import signal
-import struct
 import sys
 import time
 import traceback
@@ -28,53 +26,26 @@ from collections import Counter, deque
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 from cardarena.cores import pin_to_core, usable_cores
+from cardarena.errors import CardarenaError
 from cardarena.games import get_game
 from cardarena.referee.faults import Fault
-from cardarena.referee.match import GameRecord, Match, Observer
-from cardarena.referee.process import BotSpec, Limits
-from cardarena.referee.sandbox import release_dead_referees
-from cardarena.tournament.schedule import PlannedMatch
+from cardarena.referee.match import Match, Observer
+from cardarena.config import BotSpec, Limits
+from cardarena.referee.cgroups import release_dead_referees
+from cardarena.tournament.execution.events import (Channel, FinishedGame, FinishedMatch, GameBegun, Observed,
+                                                   Returned, RunEvent, WorkDone, WorkerLost, WorkFailed)
+from cardarena.tournament.planning.schedule import PlannedMatch
 
 _POLL_SECONDS = 0.1  # how often the supervisor looks at its workers' state and progress
 STALL_MARGIN = 5.0  # seconds beyond its longest bounded wait before a silent worker is taken for stuck
 _UNBLAMED_LOSSES = 3  # losses of one game while waiting on no bot before it is taken for the referee's bug
 
 
-class ExecutionError(RuntimeError):
+class ExecutionError(CardarenaError, RuntimeError):
     """A worker failed outside any bot's control (a bug in the referee), not a bot fault."""
-
-
-@dataclass(frozen=True)
-class FinishedGame:
-    """A game played to its end: the match and game ids, and its record."""
-
-    match_id: str
-    game_id: str
-    record: GameRecord
-
-
-@dataclass(frozen=True)
-class FinishedMatch:
-    """A match whose bots were shut down, with any faults of bots that did not exit cleanly."""
-
-    match_id: str
-    shutdown_faults: list[Fault]
-
-
-@dataclass(frozen=True)
-class WorkerLost:
-    """A worker died or stopped before finishing its match: the game in flight (None when it was
-    between games), the bot it was waiting on, and how it ended. Its unfinished games are played again."""
-
-    match_id: str
-    game_id: str | None
-    bot: str | None  # the waited-on bot's key in `bots`, blamed for the loss
-    name: str | None  # that bot's name
-    reason: str  # "killed by signal 9 (SIGKILL)", "stopped", ...
-    disqualified: str | None = None  # the fault detail, when this loss disqualified the bot
 
 
 class Executor(ABC):
@@ -83,7 +54,7 @@ class Executor(ABC):
     @abstractmethod
     def run(self, matches: Sequence[PlannedMatch], bots: Mapping[str, BotSpec], limits: Limits,
             disqualified: Mapping[str, str] | None = None,
-            observer: Observer | None = None) -> Iterator[FinishedGame | FinishedMatch | WorkerLost]:
+            observer: Observer | None = None) -> Iterator[RunEvent]:
         """Play `matches` (bots by key in `bots`); closing the iterator early stops the work and its bots.
 
         `disqualified` maps bots already disqualified to their fault detail: they are not started,
@@ -108,7 +79,7 @@ class Executor(ABC):
 
 
 def play_match(match: PlannedMatch, bots: Mapping[str, BotSpec], limits: Limits,
-               log_root: Path | None = None, **hooks: Any) -> Iterator[FinishedGame | FinishedMatch]:
+               log_root: Path | None = None, **hooks: Any) -> Iterator[RunEvent]:
     """Play one match's games with one process per seat of its lineup, yielding each game; `hooks`
     go to `Match` (observer, heartbeat, barred).
 
@@ -167,9 +138,6 @@ def portions(matches: Sequence[PlannedMatch], jobs: int) -> list[PlannedMatch]:
 
 # -- supervised worker processes ----------------------------------------------------------------
 
-_HEADER = struct.Struct("<Q")  # the length of each pickled message a worker sends its supervisor
-_DONE = "done"  # a worker's last message: everything it had to do is done and sent
-_ENDED = "ended"  # the supervisor's own mark: the worker's pipe closed and the worker was reaped
 _PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER, _PR_GET_CHILD_SUBREAPER = 1, 36, 37
 _libc = ctypes.CDLL(None, use_errno=True)
 #: Linux lets a supervisor adopt and kill a dead worker's bots (prctl) and see a stopped worker
@@ -179,7 +147,7 @@ _LINUX = hasattr(_libc, "prctl") and os.path.isdir("/proc")
 T = TypeVar("T")
 
 
-class Lost(Exception):
+class Lost(CardarenaError):
     """A supervised worker ended without finishing: `reason` says how ("killed by signal 9 (SIGKILL)")."""
 
     def __init__(self, reason: str):
@@ -189,6 +157,11 @@ class Lost(Exception):
 
 class _Orphaned(Exception):
     """The supervisor is gone: nobody will use this worker's work."""
+
+
+@dataclass(frozen=True)
+class _Ended:
+    """The supervisor's own mark after a worker's messages: its pipe closed and it was reaped."""
 
 
 def stall_limit(limits: Limits, bots: Iterable[BotSpec] = ()) -> float:
@@ -223,32 +196,9 @@ def become_worker(supervisor: int) -> bool:
     return os.getppid() == supervisor  # it may have died before the line above
 
 
-def send_message(writer: int, message: Any) -> None:
-    """Write one length-prefixed pickled message to the pipe `writer` (blocking until written)."""
-    data = pickle.dumps(message, pickle.HIGHEST_PROTOCOL)
-    view = memoryview(_HEADER.pack(len(data)) + data)
-    while view:
-        view = view[os.write(writer, view):]
-
-
-def read_message(stream: BinaryIO) -> Any:
-    """Read one message written by `send_message` from a blocking binary stream; None at its end.
-    A message cut short is EOFError."""
-    header = stream.read(_HEADER.size)
-    if not header:
-        return None
-    if len(header) < _HEADER.size:
-        raise EOFError("a message was cut short")
-    (size,) = _HEADER.unpack(header)
-    data = stream.read(size)
-    if len(data) < size:
-        raise EOFError("a message was cut short")
-    return pickle.loads(data)
-
-
 def _worker_main(body: Callable[[Callable[[Any], None], Callable[[int | None], None]], None], writer: int,
                  beats: Any, core: int | None, supervisor: int, inherited: list[int]) -> None:
-    """A worker process: run `body(send, heartbeat)`, sending its messages up the pipe, then `_DONE`;
+    """A worker process: run `body(send, heartbeat)`, sending its messages up the pipe, then `WorkDone`;
     pinned to the `core`-th usable core when given."""
     if not become_worker(supervisor):
         return
@@ -257,10 +207,12 @@ def _worker_main(body: Callable[[Callable[[Any], None], Callable[[int | None], N
     if core is not None:
         pin_to_core(core)  # bots spawned later inherit the core; where it cannot, the command said so
 
+    channel = Channel(writer=writer)
+
     def send(message: Any) -> None:
         if os.getppid() != supervisor:
             raise _Orphaned
-        send_message(writer, message)
+        channel.send(message)
 
     def heartbeat(index: int | None) -> None:
         beats[1] = -1 if index is None else index
@@ -268,12 +220,12 @@ def _worker_main(body: Callable[[Callable[[Any], None], Callable[[int | None], N
 
     try:
         body(send, heartbeat)
-        send(_DONE)
+        send(WorkDone())
     except _Orphaned:
         return
     except Exception:  # noqa: BLE001 - reported to the supervisor, which raises it as ExecutionError
         try:
-            send(("error", traceback.format_exc()))
+            send(WorkFailed(traceback.format_exc()))
         except (OSError, _Orphaned):
             return  # the supervisor is gone: there is nobody left to tell
 
@@ -324,12 +276,11 @@ class _Worker:
         os.close(writer)
         os.set_blocking(reader, False)
         self.fd = reader
+        self.channel = Channel(reader=reader)
         self.received: set[str] = set()  # ids of the games it sent
         self.playing: str | None = None  # id of the game it began last
         self.done = False
-        self.ended = False
         self.reason: str | None = None  # why the supervisor killed it
-        self._buffer = bytearray()
         self._progress = (0, time.monotonic())  # heartbeats last seen, and when they changed
         self._stopped_polls = 0
 
@@ -337,26 +288,6 @@ class _Worker:
     def waiting(self) -> int | None:
         """The index of the bot the worker is waiting on, if any."""
         return None if self.beats[1] < 0 else self.beats[1]
-
-    def messages(self) -> list[Any]:
-        """The complete messages that arrived; at end of file `ended` is set (a partial one is dropped)."""
-        while True:
-            try:
-                chunk = os.read(self.fd, 1 << 16)
-            except BlockingIOError:
-                break
-            if not chunk:
-                self.ended = True
-                break
-            self._buffer += chunk
-        arrived = []
-        while len(self._buffer) >= _HEADER.size:
-            (size,) = _HEADER.unpack_from(self._buffer)
-            if len(self._buffer) < _HEADER.size + size:
-                break
-            arrived.append(pickle.loads(self._buffer[_HEADER.size:_HEADER.size + size]))
-            del self._buffer[:_HEADER.size + size]
-        return arrived
 
     def stuck(self, now: float, limit: float) -> str | None:
         """Why the worker counts as stuck (stopped, or no heartbeat within `limit`), or None."""
@@ -428,7 +359,7 @@ class _Supervisor:
         return worker
 
     def events(self) -> list[tuple[_Worker, Any]]:
-        """Wait a moment for messages: (worker, message) as they arrived, then (worker, `_ENDED`)
+        """Wait a moment for messages: (worker, message) as they arrived, then (worker, `_Ended()`)
         for each worker that ended (it is reaped and its orphaned bots killed by then). A worker
         found stopped or stuck is killed, and ends by a later call."""
         multiprocessing.connection.wait([worker.fd for worker in self.workers], _POLL_SECONDS)
@@ -439,12 +370,12 @@ class _Supervisor:
         self._last_poll = now
         events = []
         for worker in list(self.workers):
-            events += [(worker, message) for message in worker.messages()]
-            if worker.ended:
+            events += [(worker, message) for message in worker.channel.arrived()]
+            if worker.channel.ended:
                 self.workers.remove(worker)
                 worker.reason = worker.reap()
                 self._kill_orphans()
-                events.append((worker, _ENDED))
+                events.append((worker, _Ended()))
             elif worker.reason is None and (reason := worker.stuck(now, self.stall)) is not None:
                 worker.reason = reason
                 worker.process.kill()
@@ -489,18 +420,21 @@ def supervised(work: Callable[[], T], limits: Limits) -> T:
     when the worker was killed or stopped (by that bot) before returning."""
     result: list[T] = []
     with _Supervisor(limits, stall_limit(limits)) as supervisor:
-        supervisor.start(lambda send, heartbeat: send(("result", work())))
+        supervisor.start(lambda send, heartbeat: send(Returned(work())))
         while supervisor.workers:
             for worker, message in supervisor.events():
-                if message == _DONE:
-                    worker.done = True
-                elif message == _ENDED:
-                    if not worker.done:
-                        raise Lost(worker.reason or "lost")
-                elif message[0] == "error":
-                    raise ExecutionError(message[1])
-                else:
-                    result.append(message[1])
+                match message:
+                    case Returned(value):
+                        result.append(value)
+                    case WorkDone():
+                        worker.done = True
+                    case _Ended():
+                        if not worker.done:
+                            raise Lost(worker.reason or "lost")
+                    case WorkFailed(detail):
+                        raise ExecutionError(detail)
+                    case _:
+                        raise ExecutionError(f"a supervised worker sent {message!r}")
     return result[0]
 
 
@@ -515,7 +449,7 @@ class LocalExecutor(Executor):
 
     def run(self, matches: Sequence[PlannedMatch], bots: Mapping[str, BotSpec], limits: Limits,
             disqualified: Mapping[str, str] | None = None,
-            observer: Observer | None = None) -> Iterator[FinishedGame | FinishedMatch | WorkerLost]:
+            observer: Observer | None = None) -> Iterator[RunEvent]:
         pending = deque(portions(matches, self.jobs))
         if not pending:
             return
@@ -532,24 +466,27 @@ class LocalExecutor(Executor):
                         slots[slot] = supervisor.start(body, slot if self.pin_cores else None,
                                                        task=match)
                 for worker, message in supervisor.events():
-                    if isinstance(message, FinishedGame):
-                        worker.received.add(message.game_id)
-                        yield message
-                    elif isinstance(message, FinishedMatch):
-                        yield message
-                    elif message == _DONE:
-                        worker.done = True
-                    elif message == _ENDED:
-                        slots[slots.index(worker)] = None
-                        if not worker.done:
-                            yield from self._lost(worker, bots, barred, strikes, unblamed, pending)
-                    elif message[0] == "playing":
-                        worker.playing = message[1]
-                    elif message[0] == "observe":
-                        if observer is not None:
-                            observer(*message[1:])
-                    else:
-                        raise ExecutionError(message[1])
+                    match message:
+                        case FinishedGame(game_id=game_id):
+                            worker.received.add(game_id)
+                            yield message
+                        case FinishedMatch():
+                            yield message
+                        case GameBegun(game_id):
+                            worker.playing = game_id
+                        case Observed(kind, data):
+                            if observer is not None:
+                                observer(kind, data)
+                        case WorkDone():
+                            worker.done = True
+                        case _Ended():
+                            slots[slots.index(worker)] = None
+                            if not worker.done:
+                                yield from self._lost(worker, bots, barred, strikes, unblamed, pending)
+                        case WorkFailed(detail):
+                            raise ExecutionError(detail)
+                        case _:
+                            raise ExecutionError(f"a worker sent {message!r}")
 
     def _play(self, match: PlannedMatch, bots: Mapping[str, BotSpec], limits: Limits, barred: Mapping[str, str],
               observer: Observer | None, send: Callable[[Any], None], heartbeat: Callable[[int | None], None]) -> None:
@@ -560,9 +497,9 @@ class LocalExecutor(Executor):
 
         def observe(kind: str, data: dict[str, Any]) -> None:
             if kind == "game_start":
-                send(("playing", data["game_id"]))
+                send(GameBegun(data["game_id"]))
             if observer is not None:
-                send(("observe", kind, data))
+                send(Observed(kind, data))
 
         for item in play_match(match, bots, limits, self.log_root, observer=observe, **hooks):
             send(item)

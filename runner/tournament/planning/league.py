@@ -13,7 +13,7 @@
     format = "round-robin"          # or "gauntlet", with challengers = ["new-bot"]
     max_tables = 200                # above this many tables per game, a balanced sample of them
     pin_cores = true                # pin each worker (and its bots) to one core
-    sandbox = "auto"                # "auto", "bwrap" or "none" (README "Sandbox")
+    sandbox = "auto"                # "auto", "bwrap" or "none" (runner/referee/SANDBOX.md)
     # scheduler = "tcp://host:8786" # play on this Dask cluster instead of this machine's cores
     # baseline = "old-bot"          # an SPRT of the one challenger against this bot (needs [sprt])
     # max_games = 20000             # the SPRT stops undecided after this many games
@@ -46,15 +46,15 @@ import glob
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
+from cardarena.errors import UsageError
 from cardarena.games import all_games, get_game
 from cardarena.games.base import OptionError
 from cardarena.manifest import MANIFEST_NAME, Entrant, ManifestError, entrant_from_command, load_manifest
-from cardarena.referee.process import Limits, check_seconds
 from cardarena.samples import SAMPLE_BOTS
-from cardarena.referee.sandbox import AUTO, SandboxSettings
-from cardarena.tournament.schedule import (
+from cardarena.config import AUTO, Limits, SandboxSettings, check_seconds
+from cardarena.tournament.planning.schedule import (
     DEFAULT_PLAYERS,
     FORMATS,
     GAUNTLET,
@@ -67,7 +67,7 @@ from cardarena.tournament.schedule import (
     sprt_rounds,
     sprt_tables,
 )
-from cardarena.tournament.sprt import SprtError, SprtSettings, sprt_settings
+from cardarena.tournament.planning.sprt import SprtError, SprtSettings, sprt_settings
 
 SAMPLE_LEAGUE = SAMPLE_BOTS / "league.toml"
 _KEYS = {"name", "seed", "deal_seed", "bots", "exclude", "games", "deals", "format", "challengers", "max_tables",
@@ -82,7 +82,7 @@ MAX_TABLES = 10_000  # max_tables: beyond it, choosing a balanced sample alone t
 MAX_GAMES = 250_000  # games per tournament: the schedule (about 400 bytes a game) is held in memory
 
 
-class LeagueError(ValueError):
+class LeagueError(UsageError, ValueError):
     """A league set-up that cannot be played; the message says where and why."""
 
 
@@ -107,6 +107,10 @@ class League:
     max_games: int = DEFAULT_SPRT_MAX_GAMES
     scheduler: str | None = None  # a Dask scheduler's address: where the games are played, not what they are
 
+    def indispensable(self) -> tuple[str, ...]:
+        """The bots without which the league cannot be played: an SPRT's challenger and baseline."""
+        return () if self.sprt is None else (self.challengers[0], self.baseline)
+
     def settings_fingerprint(self) -> dict[str, Any]:
         """Everything that shapes the schedule and the games, except the entrants (which may grow)
         and the deal secret (kept in the results file itself)."""
@@ -128,10 +132,13 @@ class League:
         }
 
 
+_TOML_TYPES = {dict: "table"}  # what a league file calls a type where Python's name would puzzle
+
+
 def _expect(value: Any, kind: type | tuple[type, ...], where: str) -> Any:
     """`value` if it has the expected TOML type, else a LeagueError naming the key."""
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+        names = " or ".join(_TOML_TYPES.get(k, k.__name__) for k in (kind if isinstance(kind, tuple) else (kind,)))
         raise LeagueError(f"{where} must be {'an' if names[0] in 'aeiou' else 'a'} {names}, got {value!r}")
     return value
 
@@ -207,7 +214,7 @@ def _sprt(data: Mapping[str, Any], challengers: tuple[str, ...],
         if baseline is not None or max_games is not None:
             raise LeagueError("baseline and max_games belong to an SPRT: add [sprt] (or --sprt elo0=0,elo1=10)")
         return None, None, DEFAULT_SPRT_MAX_GAMES
-    settings = sprt_settings(_expect(table, dict, "[sprt]"), "[sprt]")
+    settings = table if isinstance(table, SprtSettings) else sprt_settings(_expect(table, dict, "[sprt]"), "[sprt]")
     if len(challengers) != 1:
         raise LeagueError(f"an SPRT tests one challenger against the baseline, got {len(challengers)} challengers")
     if baseline is None:
@@ -233,72 +240,178 @@ def _sandbox_settings(mode: Any, limit_table: Mapping[str, Any]) -> SandboxSetti
         raise LeagueError(str(error)) from None
 
 
-def build_league(data: Mapping[str, Any], base: Path, source: str, bots_base: Path | None = None) -> League:
-    """A League from parsed league-file data (`base` resolves relative paths; `source` names it;
-    `bots_base`, when given, resolves the bots instead: those given on the command line)."""
+@dataclass(frozen=True)
+class LeagueOverrides:
+    """League settings given apart from the league file (on the command line), each over the file's;
+    None (or empty) is not given. Bots given here are resolved in the current directory, and
+    challengers without a format make a gauntlet."""
+
+    bots: tuple[str, ...] = ()
+    games: tuple[str, ...] = ()  # canonical game names (`command_line_games`)
+    players: Mapping[str, int] = field(default_factory=dict)  # table size by game (`command_line_players`)
+    deals: int | None = None
+    seed: int | None = None
+    deal_seed: int | None = None
+    format: str | None = None
+    challengers: tuple[str, ...] = ()
+    max_tables: int | None = None
+    pin_cores: bool | None = None
+    sandbox: str | None = None
+    scheduler: str | None = None
+    sprt: SprtSettings | None = None
+    baseline: str | None = None
+    max_games: int | None = None
+    decision_timeout: float | None = None
+    handshake_timeout: float | None = None
+    pass_env: tuple[str, ...] = ()
+
+    def given(self, key: str) -> Any:
+        """The setting `key` (a league file's key) as given here, or None."""
+        if key == "format" and self.format is None and self.challengers:
+            return GAUNTLET
+        value = getattr(self, key, None)
+        if isinstance(value, tuple):
+            return list(value) if value else None  # a TOML array, as the file gives it
+        return value
+
+
+def command_line_games(texts: Sequence[str]) -> tuple[str, ...]:
+    """Game names given on the command line, repeated or comma-separated, by their canonical names."""
+    try:
+        return tuple(get_game(name).spec.name for text in texts
+                     for name in filter(None, (part.strip() for part in text.split(","))))
+    except OptionError as error:
+        raise LeagueError(f"command line: {error}") from None
+
+
+def command_line_players(texts: Sequence[str]) -> dict[str, int]:
+    """Table sizes given on the command line as GAME=N, by canonical game name."""
+    players = {}
+    for text in texts:
+        game, sep, count = text.partition("=")
+        if not sep or not count.strip().isdigit():
+            raise LeagueError(f"--players takes GAME=N, got {text!r}")
+        try:
+            players[get_game(game.strip()).spec.name] = int(count)
+        except OptionError as error:
+            raise LeagueError(f"command line: {error}") from None
+    return players
+
+
+class _Settings:
+    """A league file's data with the command line's settings over it, read key by key."""
+
+    def __init__(self, data: Mapping[str, Any], overrides: LeagueOverrides):
+        self.data, self.overrides = data, overrides
+
+    def get(self, key: str, default: Any = None) -> Any:
+        given = self.overrides.given(key)
+        return self.data.get(key, default) if given is None else given
+
+    def __contains__(self, key: str) -> bool:
+        return self.get(key) is not None
+
+    def table(self, key: str) -> dict[str, Any]:
+        """The file's TOML table `key` (empty when absent)."""
+        return _expect(self.data.get(key, {}), dict, key)
+
+    def limits(self) -> dict[str, Any]:
+        """The file's [limits] table with the command line's limits over it."""
+        overrides = {key: self.overrides.given(key) for key in ("decision_timeout", "handshake_timeout", "pass_env")}
+        return {**self.table("limits"), **{key: value for key, value in overrides.items() if value is not None}}
+
+
+def build_league(data: Mapping[str, Any], base: Path, source: str,
+                 overrides: LeagueOverrides = LeagueOverrides()) -> League:
+    """A League from parsed league-file data (`base` resolves relative paths; `source` names it) with
+    the command line's `overrides` over it."""
     try:
         unknown = sorted(set(data) - _KEYS)
         if unknown:
             raise LeagueError(f"unknown key(s) {', '.join(unknown)} (allowed: {', '.join(sorted(_KEYS))})")
-        name = _expect(data.get("name", "league"), str, "name")
-        if not name or name.startswith(".") or any(c in name for c in "/\\\0") or name != name.strip():
-            raise LeagueError(f"name must be a plain file name (it names results/<name>.sqlite), got {name!r}")
-        seed = _expect(data.get("seed", 0), int, "seed")
-        deal_seed = data.get("deal_seed")
-        if deal_seed is not None:
-            _expect(deal_seed, int, "deal_seed")
-        deals = _expect(data.get("deals", 2), int, "deals")
-        game_tables = _expect(data.get("game", {}), dict, "[game]")
-        chosen = _expect(data.get("games", sorted(all_games())), list, "games")
-        names = [get_game(_expect(g, str, "games entry")).spec.name for g in chosen]
-        # settings of a game left out of `games` are checked for the game's name and otherwise unused
-        tables = {get_game(key).spec.name: _expect(value, dict, f"[game.{key}]") for key, value in game_tables.items()}
-        games = tuple(_game_settings(g, tables.get(g, {}), deals, f"[game.{g}]") for g in dict.fromkeys(names))
-        if not games:
-            raise LeagueError("games: no game chosen")
-        # A league file's NAME=CMD bots name files relative to it, as its bot folders are; those given
-        # on the command line, relative to the current directory. Both run in the current directory.
-        excluded = _excluded_folders(_expect(data.get("exclude", []), list, "exclude"), base)
-        entrants = _entrants(_expect(data.get("bots", []), list, "bots"), bots_base or base, "bots",
-                             None if bots_base is not None else base.resolve(), excluded)
-        form = data.get("format", GAUNTLET if "sprt" in data else ROUND_ROBIN)  # an SPRT has a challenger
-        if form not in FORMATS:
-            raise LeagueError(f"format must be one of {', '.join(FORMATS)}, got {form!r}")
-        challengers = tuple(_expect(c, str, "challengers entry") for c in _expect(data.get("challengers", []), list, "challengers"))
-        missing = sorted(set(challengers) - {entrant.name for entrant in entrants})
-        if missing:
-            raise LeagueError(f"challenger(s) {', '.join(missing)} are not among the bots")
-        sprt, baseline, max_games = _sprt(data, challengers, {entrant.name for entrant in entrants})
-        if (form == GAUNTLET) != bool(challengers):
-            raise LeagueError("a gauntlet needs challengers, and only a gauntlet has them")
-        max_tables = _expect(data.get("max_tables", 200), int, "max_tables")
-        if not 1 <= max_tables <= MAX_TABLES:
-            raise LeagueError(f"max_tables must be from 1 to {MAX_TABLES:,}, got {max_tables}")
-        limit_table = _expect(data.get("limits", {}), dict, "[limits]")
-        unknown = sorted(set(limit_table) - _LIMIT_KEYS)
-        if unknown:
-            raise LeagueError(f"[limits]: unknown key(s) {', '.join(unknown)} (allowed: {', '.join(sorted(_LIMIT_KEYS))})")
-        try:
-            limits = Limits(**{key: check_seconds(value, f"[limits].{key}")
-                               for key, value in limit_table.items() if key in _TIME_KEYS},
-                            sandbox=_sandbox_settings(data.get("sandbox", AUTO), limit_table))
-        except ValueError as error:
-            raise LeagueError(str(error)) from None
-        plays = {e.name: e.games for e in entrants}
-        if sprt is not None:  # its size is max_games; a round of sets must fit in it
-            sprt_rounds(sprt_tables(plays, games, challengers[0], baseline, max_tables, seed), max_games)
-        elif (planned := game_count(plays, games, seed, challengers, max_tables)) > MAX_GAMES:
-            raise LeagueError(f"this tournament would play {planned:,} games, over the limit of {MAX_GAMES:,} per "
-                              "results file (the schedule is held in memory); lower deals or max_tables, or split "
-                              "it into several leagues")
-        out = data.get("out")
-        return League(name=name, seed=seed, entrants=entrants, games=games, format=form, challengers=challengers,
-                      max_tables=max_tables, limits=limits,
-                      pin_cores=_expect(data.get("pin_cores", True), bool, "pin_cores"),
-                      out=None if out is None else base / _expect(out, str, "out"), deal_seed=deal_seed,
-                      sprt=sprt, baseline=baseline, max_games=max_games, scheduler=_scheduler(data.get("scheduler")))
+        return _league(_Settings(data, overrides), base, Path.cwd() if overrides.bots else None)
     except (LeagueError, OptionError, ManifestError, SprtError, ScheduleError) as error:
         raise LeagueError(f"{source}: {error}") from None
+
+
+def _league(settings: _Settings, base: Path, bots_base: Path | None) -> League:
+    """The League of `settings` (see `build_league`); `bots_base`, when given, resolves the bots instead of `base`."""
+    name = _expect(settings.get("name", "league"), str, "name")
+    if not name or name.startswith(".") or any(c in name for c in "/\\\0") or name != name.strip():
+        raise LeagueError(f"name must be a plain file name (it names results/<name>.sqlite), got {name!r}")
+    seed = _expect(settings.get("seed", 0), int, "seed")
+    deal_seed = settings.get("deal_seed")
+    if deal_seed is not None:
+        _expect(deal_seed, int, "deal_seed")
+    games = _games(settings)
+    # A league file's NAME=CMD bots name files relative to it, as its bot folders are; those given
+    # on the command line, relative to the current directory. Both run in the current directory.
+    excluded = _excluded_folders(_expect(settings.get("exclude", []), list, "exclude"), base)
+    entrants = _entrants(_expect(settings.get("bots", []), list, "bots"), bots_base or base, "bots",
+                         None if bots_base is not None else base.resolve(), excluded)
+    form, challengers = _format(settings, {entrant.name for entrant in entrants})
+    sprt, baseline, max_games = _sprt(settings, challengers, {entrant.name for entrant in entrants})
+    max_tables = _expect(settings.get("max_tables", 200), int, "max_tables")
+    if not 1 <= max_tables <= MAX_TABLES:
+        raise LeagueError(f"max_tables must be from 1 to {MAX_TABLES:,}, got {max_tables}")
+    limits = _limits(settings)
+    plays = {e.name: e.games for e in entrants}
+    if sprt is not None:  # its size is max_games; a round of sets must fit in it
+        sprt_rounds(sprt_tables(plays, games, challengers[0], baseline, max_tables, seed), max_games)
+    elif (planned := game_count(plays, games, seed, challengers, max_tables)) > MAX_GAMES:
+        raise LeagueError(f"this tournament would play {planned:,} games, over the limit of {MAX_GAMES:,} per "
+                          "results file (the schedule is held in memory); lower deals or max_tables, or split "
+                          "it into several leagues")
+    out = settings.get("out")
+    pin_cores = _expect(settings.get("pin_cores", True), bool, "pin_cores")
+    return League(name=name, seed=seed, entrants=entrants, games=games, format=form, challengers=challengers,
+                  max_tables=max_tables, limits=limits, pin_cores=pin_cores,
+                  out=None if out is None else base / _expect(out, str, "out"), deal_seed=deal_seed,
+                  sprt=sprt, baseline=baseline, max_games=max_games, scheduler=_scheduler(settings.get("scheduler")))
+
+
+def _games(settings: _Settings) -> tuple[GameSettings, ...]:
+    """The settings of each game chosen (default: every game), from its [game.NAME] table, with the
+    command line's table sizes over them."""
+    deals = _expect(settings.get("deals", 2), int, "deals")
+    game_tables = settings.table("game")
+    chosen = _expect(settings.get("games", sorted(all_games())), list, "games")
+    names = [get_game(_expect(g, str, "games entry")).spec.name for g in chosen]
+    # settings of a game left out of `games` are checked for the game's name and otherwise unused
+    tables = {get_game(key).spec.name: _expect(value, dict, f"[game.{key}]") for key, value in game_tables.items()}
+    for game, players in settings.overrides.players.items():
+        tables[game] = {**tables.get(game, {}), "players": players}
+    games = tuple(_game_settings(g, tables.get(g, {}), deals, f"[game.{g}]") for g in dict.fromkeys(names))
+    if not games:
+        raise LeagueError("games: no game chosen")
+    return games
+
+
+def _format(settings: _Settings, names: set[str]) -> tuple[str, tuple[str, ...]]:
+    """The league's format and its challengers, who must be among the bots `names`."""
+    form = settings.get("format", GAUNTLET if "sprt" in settings else ROUND_ROBIN)  # an SPRT has a challenger
+    if form not in FORMATS:
+        raise LeagueError(f"format must be one of {', '.join(FORMATS)}, got {form!r}")
+    challengers = tuple(_expect(c, str, "challengers entry")
+                        for c in _expect(settings.get("challengers", []), list, "challengers"))
+    missing = sorted(set(challengers) - names)
+    if missing:
+        raise LeagueError(f"challenger(s) {', '.join(missing)} are not among the bots")
+    return form, challengers
+
+
+def _limits(settings: _Settings) -> Limits:
+    """The time limits and the sandbox of [limits] (with the command line's over them)."""
+    limit_table = settings.limits()
+    unknown = sorted(set(limit_table) - _LIMIT_KEYS)
+    if unknown:
+        raise LeagueError(f"[limits]: unknown key(s) {', '.join(unknown)} (allowed: {', '.join(sorted(_LIMIT_KEYS))})")
+    try:
+        return Limits(**{key: check_seconds(value, f"[limits].{key}")
+                         for key, value in limit_table.items() if key in _TIME_KEYS},
+                      sandbox=_sandbox_settings(settings.get("sandbox", AUTO), limit_table))
+    except ValueError as error:
+        raise LeagueError(str(error)) from None
 
 
 def _scheduler(address: Any) -> str | None:

@@ -32,7 +32,7 @@ import threading
 import time
 import uuid
 import warnings
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
@@ -41,31 +41,42 @@ import distributed
 from distributed.worker import thread_state
 
 from cardarena.cores import can_pin, usable_cores
-from cardarena.referee.process import BotSpec, Limits, append_capped
-from cardarena.referee.sandbox import AUTO, BWRAP, NONE, bwrap_problem, sweep_folders
+from cardarena.config import AUTO, BWRAP, NONE, BotSpec, Limits
+from cardarena.referee.pipes import append_capped
+from cardarena.referee import sandbox
+from cardarena.referee.sandbox import sweep_folders
 from cardarena.referee.match import Observer
-from cardarena.tournament.execute import (ExecutionError, Executor, FinishedGame, FinishedMatch, WorkerLost,
-                                       portions)
-from cardarena.tournament.host import PortionHost, thread_cores
-from cardarena.tournament.schedule import PlannedMatch
-from cardarena.tournament.shipping import BotPack, PackError, cache_root, pack_folder, unpack
+from cardarena.tournament.execution.events import FinishedGame, RunEvent
+from cardarena.tournament.execution.execute import ExecutionError, Executor, portions
+from cardarena.tournament.execution.host import PortionHost, thread_cores
+from cardarena.tournament.planning.schedule import PlannedMatch
+from cardarena.tournament.execution.shipping import BotPack, PackError, cache_root, pack_folder, unpack
 
 CONNECT_SECONDS = 10.0  # how long to try reaching a scheduler before giving up
 WORKER_WAIT_SECONDS = 60.0  # how long to wait for a cluster's first worker, or for one after all have left
 _WORKER_LOOK_SECONDS = 1.0  # how often a run that hears nothing looks whether the cluster still has workers
 BATCH_SECONDS = 0.2  # how long a finished game may wait on a worker for others to travel with it
-#: What README's worker command sets (as DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False), and so the
+#: What DASK.md's worker command sets (as DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False), and so the
 #: local cluster too: the statistical profiler samples the thread running a task every 10 ms, and
 #: this thread only waits for its portion host
 WORKER_CONFIG = {"distributed.worker.profile.enabled": False}
 LOGS_PREFIX = "cardarena-logs-"  # a portion's bot logs on a worker, in the temporary folder: <prefix><worker pid>-...
 _POLL_SECONDS = 0.2  # how often the organiser looks up from waiting (so Ctrl-C is felt at once)
 _claimed_core: list[Any] = []  # this worker process's core lock (an open file), once claimed
-_hosts: dict[int, PortionHost] = {}  # each task thread's portion host, by thread id
+#: each task thread's portion host: the thread owns it (and the host dies with the thread). Not a
+#: WorkerPlugin: registering one replaces a plugin of the same name, so a second organiser on a
+#: shared cluster would close the hosts of the first one's running portions.
+_thread = threading.local()
 
 
 class ClusterError(ExecutionError):
     """The Dask cluster cannot be reached or used; the message says which and why."""
+
+
+def worker_bwrap_problem() -> str | None:
+    """Why bubblewrap cannot run on this worker (None when it can), as the sandbox module answers it
+    at call time: a function shipped to workers by name must look it up there, not bind it here."""
+    return sandbox.bwrap_problem()
 
 
 class DaskExecutor(Executor):
@@ -130,7 +141,7 @@ class DaskExecutor(Executor):
         if limits.sandbox.mode == NONE:
             return []
         lacking = {}  # worker -> why it cannot
-        for worker, answer in sorted(self.client.run(bwrap_problem, on_error="return").items()):
+        for worker, answer in sorted(self.client.run(worker_bwrap_problem, on_error="return").items()):
             if isinstance(answer, BaseException):
                 answer = f"cannot tell whether bubblewrap runs there ({type(answer).__name__}: {answer})"
             if answer is not None:
@@ -142,13 +153,13 @@ class DaskExecutor(Executor):
         return [_unsandboxed_warning(worker, problem, "run") for worker, problem in lacking.items()]
 
     def _worker_command(self) -> str:
-        """README's command that starts workers for this cluster."""
+        """DASK.md's command that starts workers for this cluster."""
         return (f"DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False dask worker {self.address} "
                 "--nworkers N --nthreads 1 --memory-limit 0")
 
     def run(self, matches: Sequence[PlannedMatch], bots: Mapping[str, BotSpec], limits: Limits,
             disqualified: Mapping[str, str] | None = None,
-            observer: Observer | None = None) -> Iterator[FinishedGame | FinishedMatch | WorkerLost]:
+            observer: Observer | None = None) -> Iterator[RunEvent]:
         if observer is not None:
             raise ExecutionError("the Dask executor does not stream each decision to an observer")
         cut = portions(matches, self.workers())
@@ -156,32 +167,32 @@ class DaskExecutor(Executor):
             return
         shipped = self._ship({name for match in cut for name in match.lineup}, bots)
         topic = f"cardarena-{uuid.uuid4().hex}"
-        inbox: queue.Queue[tuple[str, Any]] = queue.Queue()
-        self.client.subscribe_topic(topic, lambda event: inbox.put(("item", event[1])))
+        inbox: queue.Queue[_Batch | _PortionEnded] = queue.Queue()
+        self.client.subscribe_topic(topic, lambda event: inbox.put(_Batch(**event[1])))
         futures = {}
         for index, match in enumerate(cut):
             packs = {name: shipped[name] for name in set(match.lineup) if name in shipped}
             futures[index] = future = self.client.submit(
                 play_portion, match, dict(bots), packs, limits, dict(disqualified or {}), self.pin_cores, topic,
                 key=f"{topic}-{index}", pure=False)
-            future.add_done_callback(lambda _, index=index: inbox.put(("done", index)))
+            future.add_done_callback(lambda _, index=index: inbox.put(_PortionEnded(index)))
         seen: set[Any] = set()  # the items already passed on: (attempt, number), and each game's id
         alone_since: float | None = None  # since when the cluster has had no worker
         looked = time.monotonic()  # when the worker count was last looked at
         try:
             while futures:
                 try:
-                    kind, message = inbox.get(timeout=_POLL_SECONDS)
+                    message = inbox.get(timeout=_POLL_SECONDS)
                 except queue.Empty:
                     if time.monotonic() - looked >= _WORKER_LOOK_SECONDS:
                         looked = time.monotonic()
                         alone_since = self._without_workers(alone_since)
                     continue
-                if kind == "item":
-                    yield from _new_items(seen, message["attempt"], message["first"], message["items"])
+                if isinstance(message, _Batch):
+                    yield from _new_items(seen, message.attempt, message.first, message.items)
                     continue
-                future = futures.pop(message)
-                outcome = self._outcome(future, cut[message])
+                future = futures.pop(message.index)
+                outcome = self._outcome(future, cut[message.index])
                 future.release()
                 yield from _new_items(seen, outcome["attempt"], 0, outcome["items"])
                 self._append_logs(outcome["logs"], limits)
@@ -295,8 +306,24 @@ def _pack_bytes(data: bytes) -> bytes:
     return data
 
 
-def _new_items(seen: set[Any], attempt: str, first: int, items: Sequence[bytes]
-               ) -> Iterator[FinishedGame | FinishedMatch | WorkerLost]:
+@dataclass(frozen=True)
+class _Batch:
+    """Run events of one attempt at a portion (pickled), as a worker sent them in one Dask event,
+    numbered from `first` within the attempt."""
+
+    attempt: str
+    first: int
+    items: list[bytes]
+
+
+@dataclass(frozen=True)
+class _PortionEnded:
+    """The task of the `index`-th portion ended (its result, or its failure, waits in its future)."""
+
+    index: int
+
+
+def _new_items(seen: set[Any], attempt: str, first: int, items: Sequence[bytes]) -> Iterator[RunEvent]:
     """The `items` (pickled, numbered from `first` within their task's `attempt`) not passed on already:
     streamed and then in the task's result, or a game played again after its worker died. An item
     is unpickled only when its number within the attempt is new."""
@@ -351,7 +378,7 @@ def play_portion(match: PlannedMatch, bots: Mapping[str, BotSpec], packs: Mappin
     """A Dask task: play one portion on this worker, sending each item to the organiser as it comes.
 
     The portion is played as locally, by this thread's portion host (a process of its own, see
-    `cardarena.tournament.host`) in a supervised worker process, so a bot that kills or stops its
+    `cardarena.tournament.execution.host`) in a supervised worker process, so a bot that kills or stops its
     referee costs what it costs locally (its games played again, then its disqualification), not
     the Dask worker. Shipped bots (`packs`: bot -> pack name, working
     folder, bytes) run from this machine's cache. A bot whose pack cannot be unpacked here still
@@ -389,19 +416,18 @@ def play_portion(match: PlannedMatch, bots: Mapping[str, BotSpec], packs: Mappin
                 break
         batches.close()
         chunks = {path.name: path.read_bytes() for path in Path(logs).iterdir()}
-    unsandboxed = bwrap_problem() if limits.sandbox.mode == AUTO else None  # its hosts' bots ran without one
+    unsandboxed = worker_bwrap_problem() if limits.sandbox.mode == AUTO else None  # its hosts' bots ran without one
     return {"attempt": attempt, "items": items, "logs": chunks, "worker": worker.address, "unsandboxed": unsandboxed}
 
 
 def _thread_host() -> PortionHost:
     """This task thread's portion host, started on its first task, and again when the last one ended
     or was started on other cores (it keeps the cores it started on)."""
-    thread = threading.get_ident()
-    host = _hosts.get(thread)
+    host: PortionHost | None = getattr(_thread, "host", None)
     if host is None or not host.alive() or host.cores != thread_cores():
         if host is not None:
             host.close()
-        _hosts[thread] = host = PortionHost(host_environment())
+        _thread.host = host = PortionHost(host_environment())
     return host
 
 

@@ -23,6 +23,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping, Sequence
 
+from cardarena.errors import CardarenaError
+
 ROUND_ROBIN = "round-robin"
 GAUNTLET = "gauntlet"
 FORMATS = (ROUND_ROBIN, GAUNTLET)
@@ -250,7 +252,7 @@ def _tables(entrants: Mapping[str, Sequence[str]], games: Sequence[GameSettings]
 SPRT_DEALS_PER_MATCH = 4  # deals a bot process set plays before the next table's turn (sets finish in order)
 
 
-class ScheduleError(ValueError):
+class ScheduleError(CardarenaError, ValueError):
     """A schedule that cannot be made from these settings (an SPRT whose bots share no game, say)."""
 
 

@@ -1,0 +1,160 @@
+"""The bubblewrap sandbox around a bot: namespaces, read-only binds of what it is shown (views.py),
+private tmpfs folders, the seccomp filter and constant /proc counters, its options handed over
+through memfds rather than argv."""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import os
+from pathlib import Path
+from typing import Sequence
+
+from cardarena.config import SandboxSettings
+from cardarena.referee import hostview, seccomp
+from cardarena.referee.system import MIB, NOBODY, namespace_probe, tool
+from cardarena.referee.views import (SDK_ROOT, SYSTEM_DIRS, check_readable_by_nobody, moved_stub, python_folders,
+                                     sdk_entries, visible_folders)
+
+BOT_USER = "bot"  # the bot's uid's name in the sandbox's /etc/passwd
+BOT_HOME = "/home/bot"  # HOME inside the sandbox (a private tmpfs)
+#: the only parts of /etc a bot sees: the dynamic loader's cache, users and groups, time zones, TLS roots
+ETC_ENTRIES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "passwd", "group", "nsswitch.conf",
+               "localtime", "timezone", "alternatives", "ssl", "ca-certificates")
+
+
+@functools.cache
+def bwrap_problem() -> str | None:
+    """Why bubblewrap cannot confine a bot on this machine, or None when it can (tried once)."""
+    bwrap = tool("bwrap")
+    if bwrap is None:
+        return "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
+    return namespace_probe("bubblewrap", [bwrap, *_namespace_args(), "--ro-bind", "/", "/", "--proc", "/proc",
+                                           "--dev", "/dev", "--", "/bin/true"])
+
+
+def _namespace_args() -> list[str]:
+    """Every namespace but the mount's own setup: PID, network, IPC, UTS, cgroup; and a user
+    namespace when the organiser is not root (then bubblewrap needs one to do the rest)."""
+    args = ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+    if os.geteuid() != 0:
+        args += ["--unshare-user", "--disable-userns"]
+    return args
+
+
+class _Mounts:
+    """bubblewrap mount arguments; each destination's missing parent folders are made first, mode
+    0755 (bubblewrap itself would make them 0700, which an unprivileged bot cannot pass through)."""
+
+    def __init__(self) -> None:
+        self.args: list[str] = []
+        self._made: set[str] = {"/"}
+
+    def add(self, option: str, source: str | None, dest: str, *, perms: str | None = None, size: int | None = None) -> None:
+        for parent in reversed(Path(dest).parents):
+            if str(parent) not in self._made:
+                self.args += ["--perms", "0755", "--dir", str(parent)]
+                self._made.add(str(parent))
+        self._made.add(dest)
+        self.args += (["--perms", perms] if perms else []) + (["--size", str(size)] if size else [])
+        self.args += [option, *([source] if source is not None else []), dest]
+
+
+def bwrap_command(command: Sequence[str], cwd: str | None, folder: str | None, bot_env: dict[str, str],
+                   settings: SandboxSettings, bot_uid: int) -> tuple[list[str], dict[str, str], list[int]]:
+    """The bubblewrap command line around the bot (run as `bot_uid` when the organiser is root), the
+    environment bubblewrap itself gets, and the descriptors it reads its arguments from."""
+    root = os.geteuid() == 0
+    mounts = _Mounts()
+    for top in SYSTEM_DIRS:
+        if os.path.islink(top):
+            mounts.add("--symlink", os.readlink(top), top)
+        elif os.path.isdir(top):
+            mounts.add("--ro-bind", top, top)
+    for entry in ETC_ENTRIES:
+        if os.path.lexists(f"/etc/{entry}") and not (root and entry == "passwd"):  # then: the bot's uid added
+            mounts.add("--ro-bind", f"/etc/{entry}", f"/etc/{entry}")
+    mounts.add("--proc", None, "/proc")
+    mounts.add("--dev", None, "/dev")
+    mounts.add("--tmpfs", None, "/dev/shm", perms="1777", size=settings.disk_mb * MIB)
+    mounts.add("--tmpfs", None, "/tmp", perms="1777", size=settings.disk_mb * MIB)
+    mounts.add("--tmpfs", None, BOT_HOME, perms="0777" if root else "0700", size=settings.disk_mb * MIB)
+    interpreter, sdk = python_folders(), sdk_entries()
+    own = visible_folders(command, cwd, folder)
+    if root:
+        check_readable_by_nobody([*interpreter, *sdk.values(), *own], "a uid of its own")
+    for path in interpreter:
+        mounts.add("--ro-bind", path, path)
+    for name, path in sorted(sdk.items()):
+        mounts.add("--ro-bind", path, f"{SDK_ROOT}/lib/cardarena/{name}")
+    mounts.add("--ro-bind", moved_stub(), f"{SDK_ROOT}/moved")
+    for path in own:
+        mounts.add("--ro-bind", path, path)
+    workdir = str(Path(cwd).resolve()) if cwd is not None else os.getcwd()
+    if not any(workdir == path or workdir.startswith(path.rstrip("/") + "/") for path in own):
+        mounts.add("--dir", None, workdir, perms="0755")
+    handover = _Handover()  # from here on nothing refuses the bot: the descriptors reach Confinement
+    args = [*_namespace_args(), "--die-with-parent", "--new-session", *_seccomp_args(handover), *mounts.args,
+            *_host_counters_covered(handover, settings), *(_passwd_args(handover, bot_uid) if root else []),
+            "--chdir", workdir]
+    if root:
+        # bubblewrap runs as root here (no user namespace): drop to the bot's uid, with no capabilities
+        # and no way to regain any, before the bot's own environment (LD_PRELOAD, say) can take effect
+        args += ["--clearenv", "--setenv", "PATH", "/usr/sbin:/usr/bin:/sbin:/bin"]
+        run = [tool("setpriv"), f"--reuid={bot_uid}", f"--regid={NOBODY}", "--clear-groups", "--inh-caps=-all",
+               "--bounding-set=-all", "--no-new-privs", "--",
+               tool("env"), "-i", "--", *(f"{name}={value}" for name, value in bot_env.items()), *command]
+    else:
+        args += ["--clearenv", *itertools.chain.from_iterable(("--setenv", n, v) for n, v in bot_env.items())]
+        run = list(command)
+    # bubblewrap's options travel through a file descriptor, not argv: the sandbox's process 1 is
+    # bubblewrap, whose command line anyone inside can read, and they name the organiser's folders.
+    # The command itself cannot (bubblewrap takes it from argv): it is the bot's own, with its variables.
+    options = handover.add("".join(f"{arg}\0" for arg in args).encode())
+    return [tool("bwrap"), "--args", options, "--", *run], {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}, handover.fds
+
+
+class _Handover:
+    """Data bubblewrap reads from file descriptors the bot's process inherits (memfds, which
+    `Confinement` closes once the process is started)."""
+
+    def __init__(self) -> None:
+        self.fds: list[int] = []
+
+    def add(self, data: bytes) -> str:
+        """A new descriptor that reads `data` from its start, as bubblewrap's argument names it."""
+        fd = os.memfd_create("cardarena-bwrap")
+        self.fds.append(fd)
+        os.write(fd, data)
+        os.lseek(fd, 0, os.SEEK_SET)
+        return str(fd)
+
+
+def _seccomp_args(handover: _Handover) -> list[str]:
+    """bubblewrap's arguments that load the bots' seccomp filter (none where there is no filter)."""
+    program = seccomp.filter_program()
+    return [] if program is None else ["--seccomp", handover.add(program)]
+
+
+def _passwd_args(handover: _Handover, bot_uid: int) -> list[str]:
+    """bubblewrap's arguments that show the machine's /etc/passwd with the bot's uid named in it
+    (`BOT_USER`), for the runtimes that look their user up."""
+    try:
+        accounts = Path("/etc/passwd").read_bytes()
+    except OSError:
+        accounts = b""
+    entry = f"{BOT_USER}:x:{bot_uid}:{NOBODY}::{BOT_HOME}:/usr/sbin/nologin\n".encode()
+    separator = b"" if accounts.endswith(b"\n") or not accounts else b"\n"
+    return ["--perms", "0444", "--bind-data", handover.add(accounts + separator + entry), "/etc/passwd"]
+
+
+def _host_counters_covered(handover: _Handover, settings: SandboxSettings) -> list[str]:
+    """bubblewrap's arguments that cover the machine-wide counters of the new /proc with constant
+    files and empty folders (see `hostview`). Each file is the sandbox's own copy, so it needs no
+    read-only remount (a mount operation per file saved at every start)."""
+    args = []
+    for path, content in hostview.constant_files(settings.memory_mb).items():
+        args += ["--perms", "0444", "--bind-data", handover.add(content), path]
+    for path in hostview.empty_folders():
+        args += ["--perms", "0555", "--tmpfs", path]
+    return args

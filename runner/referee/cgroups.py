@@ -1,0 +1,235 @@
+"""Bots' own cgroups (v1: memory, pids, cpu and freezer controllers): their caps, the freezer that
+stops a bot outside its turn, and the release of what dead referees left in theirs.
+
+A cgroup is named after the referee that made it (pid, start time, PID namespace), so that a later
+referee, or whoever outlives one, can tell for sure that its maker is gone and clear it
+(`release_dead_referees`): nothing here runs as a side effect of making a bot's cgroups.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import os
+import re
+import signal
+import time
+from pathlib import Path
+
+from cardarena.config import SandboxSettings
+from cardarena.referee.system import MIB, SandboxError
+
+#: how long killed processes may take to leave a bot's cgroup before it counts as stuck (a loaded
+#: machine has been seen to need more than 2 s; the wait ends as soon as the cgroup is empty)
+CGROUP_REMOVAL_SECONDS = 10.0
+#: the cgroup v1 controllers a bot gets its own cgroup of, where this machine lets the referee make one
+CGROUP_CONTROLLERS = ("memory", "pids", "cpu", "freezer")
+
+
+@functools.cache
+def cgroup_parents() -> dict[str, Path]:
+    """For each of the memory, pids, cpu and freezer controllers that this process may create child cgroups in,
+    the directory of its own cgroup (children nest inside it, so outer limits still hold)."""
+    mounts: dict[str, Path] = {}
+    try:
+        for line in Path("/proc/self/mountinfo").read_text().splitlines():
+            fields = line.split()
+            separator = fields.index("-")
+            if fields[separator + 1] == "cgroup":
+                for option in fields[separator + 3].split(","):
+                    if option in CGROUP_CONTROLLERS:
+                        mounts[option] = Path(fields[4])
+        own = {}
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            _, controllers, path = line.split(":", 2)
+            for controller in controllers.split(","):
+                own[controller] = path
+    except (OSError, ValueError, IndexError):
+        return {}
+    parents = {}
+    for controller, mount in mounts.items():
+        parent = mount / own.get(controller, "/").lstrip("/")
+        if os.access(parent, os.W_OK):
+            parents[controller] = parent
+    return parents
+
+
+def freezes_bots() -> bool:
+    """Whether bots here get a freezer cgroup, so the other bots of a table are frozen while one decides."""
+    return "freezer" in cgroup_parents()
+
+
+_cgroup_numbers = itertools.count()
+
+
+def _start_time(pid: int | str) -> str | None:
+    """When process `pid` started (clock ticks since boot): with the pid, it names one process for
+    the machine's uptime, unlike a pid, which is reused. None when there is no such process, or it
+    has died and waits to be reaped (a zombie referee's bots are as good as orphaned)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return None if len(fields) < 20 or fields[0] in ("Z", "X") else fields[19]
+
+
+@functools.cache
+def pid_namespace() -> str:
+    """This process's PID namespace (the inode of its /proc/self/ns/pid; "" where there is none)."""
+    try:
+        return str(os.stat("/proc/self/ns/pid").st_ino)
+    except OSError:
+        return ""
+
+
+def _cgroup_name() -> str:
+    """A new bot cgroup's name: cardarena-<pid>-<start time>-<PID namespace>-<number>, which lets a
+    later referee tell for sure that the referee which made it is gone."""
+    return f"cardarena-{os.getpid()}-{_start_time('self')}-{pid_namespace()}-{next(_cgroup_numbers)}"
+
+
+def _cgroup_owner(path: Path) -> str:
+    """Whose a cgroup named cardarena-... is: "live" (its referee runs, or it is not ours to judge),
+    "gone" (a referee of this PID namespace that no longer runs), or "unknown" (named by an older
+    cardarena with a pid alone, which no longer runs here: its processes may be another namespace's)."""
+    parts = path.name.removeprefix("cardarena-").split("-")
+    if len(parts) == 4 and all(part.isdigit() for part in parts):
+        pid, start, namespace, _ = parts
+        if namespace != pid_namespace():
+            return "live"  # a referee in another PID namespace that shares the hierarchy: its pids are not ours
+        return "live" if _start_time(pid) == start else "gone"
+    return "unknown" if parts[0].isdigit() and not Path(f"/proc/{parts[0]}").exists() else "live"
+
+
+def _sweep_stale_cgroups(parent: Path) -> int:
+    """Clear the cgroups of referees that were killed before they could clean up, and count those
+    of referees gone. A referee of this PID namespace that is gone leaves nothing running: what is
+    still in its bots' cgroups (escapees in sessions of their own, under --sandbox none, or bots
+    frozen between turns) is killed. An older name's cgroup is removed only when empty."""
+    gone = 0
+    for stale in parent.glob("cardarena-*"):
+        owner = _cgroup_owner(stale)
+        gone += owner == "gone"
+        try:
+            if owner == "gone":
+                remove_cgroup(stale)
+            elif owner == "unknown":
+                stale.rmdir()
+        except (OSError, SandboxError):
+            pass  # unkillable (stuck in the kernel) or not ours to remove: the next referee looks again
+    return gone
+
+
+def release_dead_referees() -> int:
+    """Thaw and kill what referees that died left in their bots' cgroups: a bot frozen while another
+    decided cannot die of its referee's death until it is thawed. Called by each new referee, and by
+    whoever outlives one (a worker's supervisor, a portion host's owner) as soon as it has died.
+    Returns how many such cgroups it found."""
+    parents = cgroup_parents()
+    return sum(_sweep_stale_cgroups(parents[controller])  # the freezer's first: thawed, the rest can die
+               for controller in sorted(parents, key=lambda controller: controller != "freezer"))
+
+
+class Cgroups:
+    """A bot's own memory, pids, cpu and freezer cgroups (whichever this machine lets us make),
+    removed after it. The cpu cgroup gives each bot one equal share of a busy core (CFS group
+    scheduling), so a bot spinning many threads cannot starve the opponents that share its core;
+    the freezer stops all its processes while another bot of its table decides (`freeze`)."""
+
+    def __init__(self, settings: SandboxSettings):
+        self.paths: dict[str, Path] = {}
+        self._freezer_state: int | None = None  # freezer.state, open for writing once the bot is first frozen
+        name = _cgroup_name()
+        for controller, parent in cgroup_parents().items():
+            path = parent / name
+            try:
+                path.mkdir()
+                if controller == "memory":
+                    (path / "memory.limit_in_bytes").write_text(str(settings.memory_mb * MIB))
+                    swap = path / "memory.memsw.limit_in_bytes"
+                    if swap.exists():
+                        swap.write_text(str(settings.memory_mb * MIB))
+                elif controller == "pids":
+                    (path / "pids.max").write_text(str(settings.processes))
+                # cpu: the default weight (cpu.shares 1024), equal for every bot whatever its thread count
+            except OSError:
+                remove_cgroup(path)
+                continue  # this controller is not ours to use here: its rlimit stands in
+            self.paths[controller] = path
+
+    def procs_files(self) -> list[str]:
+        return [str(path / "cgroup.procs") for path in self.paths.values()]
+
+    def _read(self, controller: str, name: str) -> str:
+        try:
+            return (self.paths[controller] / name).read_text()
+        except (KeyError, OSError):
+            return ""
+
+    def oom_kills(self) -> int:
+        """How many of the bot's processes the kernel killed for reaching the memory cap."""
+        match = re.search(r"^oom_kill (\d+)", self._read("memory", "memory.oom_control"), re.M)
+        return int(match.group(1)) if match else 0
+
+    def forks_refused(self) -> int:
+        """How many times the bot tried to start a process or thread beyond the cap."""
+        match = re.search(r"^max (\d+)", self._read("pids", "pids.events"), re.M)
+        return int(match.group(1)) if match else 0
+
+    def freeze(self, frozen: bool) -> bool:
+        """Stop (`frozen`) or resume every process of the bot through its freezer cgroup; False,
+        changing nothing, without one. One write of a file kept open: the referee calls it only
+        when a bot's turn begins or ends."""
+        if "freezer" not in self.paths:
+            return False
+        if self._freezer_state is None:
+            self._freezer_state = os.open(self.paths["freezer"] / "freezer.state", os.O_WRONLY | os.O_CLOEXEC)
+        os.write(self._freezer_state, b"FROZEN" if frozen else b"THAWED")
+        return True
+
+    def release(self) -> None:
+        """Kill whatever is left in the bot's cgroups (a setsid escapee, say), then remove them."""
+        if self._freezer_state is not None:
+            os.close(self._freezer_state)
+            self._freezer_state = None
+        for path in sorted(self.paths.values(), key=lambda path: path != self.paths.get("freezer")):
+            remove_cgroup(path)
+        self.paths = {}
+
+
+
+def _thaw(path: Path) -> None:
+    """Resume the processes of a freezer cgroup (a frozen process cannot die of SIGKILL until then);
+    nothing for a cgroup of another controller, or one already gone."""
+    state = path / "freezer.state"
+    try:
+        if state.exists():
+            state.write_text("THAWED")
+    except FileNotFoundError:
+        pass  # removed meanwhile
+
+
+def remove_cgroup(path: Path) -> None:
+    """Thaw a bot's cgroup, kill what runs in it, and remove it (SandboxError when its processes keep
+    running past CGROUP_REMOVAL_SECONDS)."""
+    deadline = time.monotonic() + CGROUP_REMOVAL_SECONDS
+    _thaw(path)
+    while path.exists():
+        try:
+            pids = [int(pid) for pid in (path / "cgroup.procs").read_text().split()]
+        except OSError:
+            pids = []
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass  # exited meanwhile
+        try:
+            path.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise SandboxError(f"cannot remove the bot's cgroup {path}: processes keep running in it") from None
+            time.sleep(0.005)  # killed processes take a moment to leave the cgroup
