@@ -12,9 +12,9 @@ import tarfile
 import zipfile
 from pathlib import Path
 
-import click
 import pytest
 
+from cardarena.errors import UsageError
 from cardarena.server.unpack import Caps, UploadRefused, checked_path, unpack
 
 SMALL = Caps(max_bytes=1 << 20, max_files=100)
@@ -220,5 +220,5 @@ def test_submit_packs_the_files_run_identifies_the_bot_by(tmp_path):
     (tmp_path / "bot.tgz").write_bytes(pack_bot(bot))
     assert unpack(tmp_path / "bot.tgz", tmp_path / "out", SMALL) == bot_files(bot) == ["bot.py", "bot.toml"]
     (bot / "secret").symlink_to("/etc/passwd")
-    with pytest.raises(click.ClickException, match="not a plain file"):
+    with pytest.raises(UsageError, match="not a plain file"):
         pack_bot(bot)

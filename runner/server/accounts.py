@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cardarena.errors import CardarenaError
+
 FORMAT = "cardarena-league-server"
 SCHEMA_VERSION = "1"
 ORGANISER, PARTICIPANT = "organiser", "participant"
@@ -57,7 +59,7 @@ CREATE TABLE versions (
 """
 
 
-class AccountError(ValueError):
+class AccountError(CardarenaError, ValueError):
     """A server database that cannot be used, or an account request that cannot be met; one line."""
 
 

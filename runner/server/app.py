@@ -61,7 +61,7 @@ class Settings:
     accounts_path: Path
     results: Path
     bots_folder: Path  # unpacked uploads, one folder each
-    logs: Path
+    logs: Path  # the bots' stderr logs: where the play process writes them, beside the results file (.logs)
     open_signup: bool = False
     jobs: int | None = None  # play worker processes
     check_workers: int = 1
@@ -184,7 +184,7 @@ class League:
     def start_player(self) -> None:
         """Start the play process (not a daemon: it starts worker processes of its own)."""
         self.player = league_play.process_context().Process(target=league_play.play_process, name="cardarena-play", args=(
-            self.settings.league_file, self.settings.accounts_path, self.settings.logs, self.settings.jobs,
+            self.settings.league_file, self.settings.accounts_path, self.settings.jobs,
             self.settings.round_games, self.settings.scheduler))
         self.player.start()
 

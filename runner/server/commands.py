@@ -21,9 +21,14 @@ from typing import Any
 
 import click
 
-from cardarena.manifest import MANIFEST_NAME, ManifestError, bot_files
+from cardarena.errors import CardarenaError, UsageError
+from cardarena.manifest import MANIFEST_NAME, bot_files
 
 CHECK_WAIT = 900.0  # seconds `submit` waits for the check report by default
+
+
+class SubmitError(CardarenaError):
+    """A submission the server refused or did not answer (exit status 1, as a failed check)."""
 
 
 def server_files(league_file: Path, results: Path) -> dict[str, Path]:
@@ -63,12 +68,9 @@ def serve(league_file: Path, host: str, port: int, participants: tuple[str, ...]
     With --add-participant, --add-organiser or --new-token it changes the accounts and exits
     (the server may be running meanwhile). Read runner/server/README.md first."""
     from cardarena.server.accounts import ORGANISER, AccountError, Accounts
-    from cardarena.server.league_play import ServerLeagueError, read_server_league
+    from cardarena.server.league_play import read_server_league
 
-    try:
-        league = read_server_league(league_file)
-    except ServerLeagueError as error:
-        raise click.ClickException(str(error)) from None
+    league = read_server_league(league_file)  # ServerLeagueError, a UsageError, when the server cannot run it
     files = server_files(league_file, league.results)
     try:
         files["accounts"].parent.mkdir(parents=True, exist_ok=True)
@@ -83,8 +85,8 @@ def serve(league_file: Path, host: str, port: int, participants: tuple[str, ...]
             click.echo("each token is shown this once: hand it to its owner now", err=True)
             return
         accounts.close()
-    except (AccountError, OSError) as error:
-        raise click.ClickException(str(error)) from None
+    except OSError as error:
+        raise AccountError(f"{files['accounts']}: {error.strerror or error}") from None
     _serve(league_file, league.results, files, host, port,
            {"open_signup": open_signup, "jobs": jobs, "check_workers": check_workers, "check_games": check_games,
             "round_games": round_games, "scheduler": scheduler})
@@ -99,7 +101,7 @@ def _serve(league_file: Path, results: Path, files: dict[str, Path], host: str, 
 
         from cardarena.server.app import Settings, create_app
     except ModuleNotFoundError as error:
-        raise click.ClickException(f"the league server needs {error.name}: pip install 'cardarena[serve]'") from None
+        raise CardarenaError(f"the league server needs {error.name}: pip install 'cardarena[serve]'") from None
     from cardarena.console import require_sandbox
     from cardarena.server.league_play import read_server_league
 
@@ -117,19 +119,16 @@ def pack_bot(folder: Path) -> bytes:
     """The bot folder's files (those `run` identifies it by) as a .tar.gz, in memory; links are refused
     here, as the server would refuse them."""
     if not (folder / MANIFEST_NAME).is_file():
-        raise click.ClickException(f"{folder}: no {MANIFEST_NAME} here; give the bot's folder")
-    try:
-        names = bot_files(folder)
-    except ManifestError as error:
-        raise click.ClickException(str(error)) from None
+        raise UsageError(f"{folder}: no {MANIFEST_NAME} here; give the bot's folder")
+    names = bot_files(folder)  # ManifestError, a UsageError, for a manifest that cannot be read
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as bundle:
         for name in names:
             path = folder / name
             info = os.lstat(path)
             if not stat.S_ISREG(info.st_mode):
-                raise click.ClickException(f"{path}: not a plain file (a link or a special file): the server takes "
-                                           "only files; copy what it points to into the folder")
+                raise UsageError(f"{path}: not a plain file (a link or a special file): the server takes "
+                                 "only files; copy what it points to into the folder")
             member = tarfile.TarInfo(name)
             member.size, member.mtime = info.st_size, int(info.st_mtime)
             member.mode = 0o755 if info.st_mode & 0o111 else 0o644
@@ -139,7 +138,7 @@ def pack_bot(folder: Path) -> bytes:
 
 
 def _call(url: str, token: str, data: bytes | None = None) -> tuple[int, dict[str, Any]]:
-    """One API request: (status, JSON answer); ClickException when the server cannot be reached."""
+    """One API request: (status, JSON answer); SubmitError when the server cannot be reached."""
     request = urllib.request.Request(url, data=data, method="POST" if data is not None else "GET", headers={
         "Authorization": f"Bearer {token}", "Content-Type": "application/gzip", "Accept": "application/json"})
     try:
@@ -153,7 +152,7 @@ def _call(url: str, token: str, data: bytes | None = None) -> tuple[int, dict[st
         return error.code, body if isinstance(body, dict) else {}
     except (urllib.error.URLError, OSError, ValueError) as error:
         reason = getattr(error, "reason", error)
-        raise click.ClickException(f"{url}: cannot reach the league server: {reason}") from None
+        raise SubmitError(f"{url}: cannot reach the league server: {reason}") from None
 
 
 @click.command()
@@ -170,7 +169,7 @@ def submit(url: str, bot_dir: Path, token: str, wait: float) -> None:
     archive = pack_bot(bot_dir)
     status, answer = _call(f"{base}/api/submissions", token, archive)
     if status != 202:
-        raise click.ClickException(f"{base}: {status}: {answer.get('error', 'the upload was refused')}")
+        raise SubmitError(f"{base}: {status}: {answer.get('error', 'the upload was refused')}")
     click.echo(f"submission {answer['id']} accepted ({len(archive):,} bytes); checking…", err=True)
     if wait == 0:
         return
@@ -178,12 +177,12 @@ def submit(url: str, bot_dir: Path, token: str, wait: float) -> None:
     while True:
         status, state = _call(f"{base}/api/submissions/{answer['id']}", token)
         if status != 200:
-            raise click.ClickException(f"{base}: {status}: {state.get('error', 'no report')}")
+            raise SubmitError(f"{base}: {status}: {state.get('error', 'no report')}")
         if state["status"] != "checking":
             break
         if time.monotonic() > deadline:
-            raise click.ClickException(f"no check report after {wait:g} s; see it later on the server's page "
-                                       f"({base}/submissions/{answer['id']})")
+            raise SubmitError(f"no check report after {wait:g} s; see it later on the server's page "
+                              f"({base}/submissions/{answer['id']})")
         time.sleep(1.0)
     click.echo(state.get("report") or "")
     if state["passed"]:

@@ -23,9 +23,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping
 
-from cardarena.check import check_bot, describe_verdict, opponents
-from cardarena.console import RESULTS_DIR, ArgumentError, require_own_views
-from cardarena.fault_list import describe_entry, fault_entries
+from cardarena.checking import check_bot, describe_verdict, opponents
+from cardarena.console import require_own_views
+from cardarena.errors import UsageError
+from cardarena.fault_report import stored_entries, text_lines
 from cardarena.games import get_game
 from cardarena.html.replay import replay_data, replay_page
 from cardarena.manifest import Entrant, ManifestError, load_manifest
@@ -34,10 +35,12 @@ from cardarena.referee.faults import printable
 from cardarena.referee.match import log_file_name
 from cardarena.report import leaderboards
 from cardarena.server.accounts import Accounts
-from cardarena.tournament.commands import _read_stored_record
-from cardarena.tournament.execute import ExecutionError, Executor, FinishedGame, FinishedMatch, LocalExecutor
-from cardarena.tournament.league import League, LeagueError, build_league, read_league_file
-from cardarena.tournament.schedule import PlannedMatch, schedule
+from cardarena.tournament.execution.events import EventSink, FinishedGame, FinishedMatch, WorkerLost, drive
+from cardarena.tournament.execution.execute import ExecutionError, Executor
+from cardarena.tournament.planning.league import League, LeagueError, build_league, read_league_file
+from cardarena.tournament.planning.schedule import PlannedMatch, schedule
+from cardarena.tournament.service import RESULTS_DIR, RunOptions, RunSetup
+from cardarena.tournament import service
 from cardarena.tournament.store import ResultStore, StoreError
 
 #: league-file keys that describe one fixed tournament, not a league that participants join
@@ -56,8 +59,8 @@ IDLE_SECONDS = 1.0  # how often the play loop looks for work when there is none 
 RATING_RESAMPLES = 100  # bootstrap resamples behind the gauntlet's intervals
 
 
-class ServerLeagueError(ValueError):
-    """A league file the server cannot run; one line."""
+class ServerLeagueError(UsageError):
+    """A league file the server cannot run; one line (exit status 2, as any bad league file)."""
 
 
 @dataclass(frozen=True)
@@ -142,7 +145,7 @@ def check_upload(league_file: Path, folder: str, bot: str, games_per_game: int |
         limits = server.league.limits
         require_own_views([entrant.spec], limits.sandbox, [("the results file", server.results)],
                           trusted=opponents(entrant.name, 1))
-    except (ManifestError, ArgumentError, LeagueError) as error:
+    except (ManifestError, UsageError, LeagueError) as error:
         text = printable(str(error)).replace(str(Path(folder)) + "/", "")  # the server's layout is not theirs
         return {"passed": False, "text": [f"FAIL: {text}"], "report": None}
     lines: list[str] = []
@@ -153,16 +156,17 @@ def check_upload(league_file: Path, folder: str, bot: str, games_per_game: int |
 
 # -- playing continuously --------------------------------------------------------------------------
 
-def play_forever(league_file: Path, accounts_path: Path, logs: Path, jobs: int | None,
+def play_forever(league_file: Path, accounts_path: Path, jobs: int | None,
                  round_games: int = ROUND_GAMES, scheduler: str | None = None) -> None:
     """The play loop (the play process's body): round after round among the current versions, each
     finished game committed to the results file as it arrives, until the server stops it (SIGTERM:
     the games in flight are abandoned, their bots stopped) or dies. The games are played on this
-    machine, or on the Dask cluster of `scheduler` (else the league file's)."""
+    machine, or on the Dask cluster of `scheduler` (else the league file's), by the run service's
+    executor, the bots' stderr logs beside the results file as a run's are."""
     signal.signal(signal.SIGTERM, _leave)
     server = read_server_league(league_file)
     accounts = Accounts(accounts_path)
-    executor = make_executor(server, jobs, logs, scheduler or server.league.scheduler)
+    executor = make_executor(server, jobs, scheduler or server.league.scheduler)
     with open_results(server) as store, contextlib.closing(executor):
         deal_key = store.deal_secret()
         loaded: dict[str, Entrant] = {}
@@ -189,28 +193,26 @@ def play_forever(league_file: Path, accounts_path: Path, logs: Path, jobs: int |
             play_round(executor, matches, entrants, server, store)
 
 
-def play_process(league_file: Path, accounts_path: Path, logs: Path, jobs: int | None, round_games: int,
+def play_process(league_file: Path, accounts_path: Path, jobs: int | None, round_games: int,
                  scheduler: str | None) -> None:
     """The play process: `play_forever` in the background; a failure (an unreachable cluster, a results
     file of other settings) is one line on stderr, the server's, which starts the process again."""
     background()
     try:
-        play_forever(league_file, accounts_path, logs, jobs, round_games, scheduler)
+        play_forever(league_file, accounts_path, jobs, round_games, scheduler)
     except (ExecutionError, StoreError) as error:
         print(printable(f"error: the play process stopped: {error}"), file=sys.stderr)
         sys.exit(1)
 
 
-def make_executor(server: ServerLeague, jobs: int | None, logs: Path, scheduler: str | None) -> Executor:
-    """Local worker processes, or the Dask cluster at `scheduler` (ExecutionError when it cannot be used;
-    its warnings, a worker without bubblewrap say, on stderr)."""
-    if scheduler is None:
-        return LocalExecutor(jobs, server.league.pin_cores, log_root=logs)
-    try:
-        from cardarena.tournament.dask_executor import DaskExecutor
-    except ModuleNotFoundError as error:
-        raise ExecutionError(f"--scheduler needs {error.name}: pip install 'cardarena[dask]'") from None
-    executor = DaskExecutor(scheduler, None, server.league.pin_cores, logs)
+def make_executor(server: ServerLeague, jobs: int | None, scheduler: str | None) -> Executor:
+    """The run service's executor for the league: local worker processes, or the Dask cluster at
+    `scheduler` (ExecutionError when it cannot be used; its warnings, a worker without bubblewrap
+    say, on stderr). The bots' stderr logs go beside the results file, as a run's do."""
+    kind = "local" if scheduler is None else "dask"
+    setup = RunSetup(RunOptions(jobs=jobs if kind == "local" else None), replace(server.league, scheduler=scheduler),
+                     str(server.source), server.results, kind)
+    executor = service.make_executor(setup)
     try:
         for warning in executor.preflight(server.league.limits):
             print(printable(f"warning: {warning}"), file=sys.stderr)
@@ -298,19 +300,32 @@ def plan_round(server: ServerLeague, entrants: Mapping[str, Entrant], gauntlet: 
 def play_round(executor: Executor, matches: list[PlannedMatch], entrants: Mapping[str, Entrant],
                server: ServerLeague, store: ResultStore) -> int:
     """Play a round's matches, committing each game as it finishes; the games stored."""
-    planned = {game.game_id: (match.match_id, game) for match in matches for game in match.games}
-    stored = 0
+    recorder = RoundRecorder(store, matches)
     specs = {bot: entrant.spec for bot, entrant in entrants.items()}
-    for item in executor.run(matches, specs, server.league.limits, disqualified=store.disqualified()):
-        if isinstance(item, FinishedGame):
-            match_id, game = planned[item.game_id]
-            store.add_game(item.record.to_dict(), match_id, game.deal, game.rotation, game.cluster)
-            stored += 1
-        elif isinstance(item, FinishedMatch):
-            store.add_match_faults(item.match_id, [fault.to_dict() for fault in item.shutdown_faults])
-        elif item.disqualified is not None and item.bot is not None:
-            store.add_disqualified(item.bot, item.disqualified)
-    return stored
+    drive(executor.run(matches, specs, server.league.limits, disqualified=store.disqualified()), recorder)
+    return recorder.stored
+
+
+class RoundRecorder(EventSink):
+    """Stores each event of a round as it arrives: a game, a match's shutdown faults, a disqualification."""
+
+    def __init__(self, store: ResultStore, matches: list[PlannedMatch]):
+        self.store, self.stored = store, 0
+        self.planned = {game.game_id: (match.match_id, game) for match in matches for game in match.games}
+
+    def game_finished(self, event: FinishedGame) -> bool:
+        match_id, game = self.planned[event.game_id]
+        self.store.add_game(event.record.to_dict(), match_id, game.deal, game.rotation, game.cluster)
+        self.stored += 1
+        return False
+
+    def match_finished(self, event: FinishedMatch) -> None:
+        self.store.add_match_faults(event.match_id, [fault.to_dict() for fault in event.shutdown_faults])
+
+    def worker_lost(self, event: WorkerLost) -> None:
+        """A lost worker's games are played again; a disqualification it caused is kept."""
+        if event.disqualified is not None and event.bot is not None:
+            self.store.add_disqualified(event.bot, event.disqualified)
 
 
 # -- reading the results ---------------------------------------------------------------------------
@@ -349,7 +364,7 @@ def recent_games(results: Path, bots: set[str] | None = None, limit: int = 50) -
     with ResultStore(results) as store:
         games = [game for game in store.games() if bots is None or bots & set(game.seats)]
     return [{"game_id": game.game_id, "game": game.game, "seats": game.seats, "ranks": game.ranks,
-             "faults": len(game.faults)} for game in sorted(games, key=lambda g: (g.deal, g.game_id))[-limit:][::-1]]
+             "faults": len(game.faults)} for game in sorted(games, key=lambda g: (g.placement.deal, g.game_id))[-limit:][::-1]]
 
 
 def bot_faults(results: Path, bot: str) -> list[str]:
@@ -357,8 +372,8 @@ def bot_faults(results: Path, bot: str) -> list[str]:
     if not results.exists():
         return []
     with ResultStore(results) as store:
-        entries = fault_entries(store.games(), store.entrants(), store.settings(), bot, store.match_faults())
-    return [line for entry in entries for line in describe_entry(entry)]
+        entries = stored_entries(store.games(), store.entrants(), store.settings(), bot, store.match_faults())
+    return [line for entry in entries for line in text_lines(entry)]
 
 
 def bot_log(logs: Path, bot: str, limit: int = 256 << 10) -> str:
@@ -377,11 +392,16 @@ def bot_log(logs: Path, bot: str, limit: int = 256 << 10) -> str:
 
 def replay_html(results: Path, game_id: str, assets: str) -> str | None:
     """The replay viewer page of one stored game (its script and style at the URL `assets`), or None."""
+    if not results.exists():
+        return None
     try:
-        record = _read_stored_record(results, game_id)
+        with ResultStore(results) as store:
+            record = next(store.games(game_id, actions=True), None)
     except StoreError:
         return None
-    get_game(record["game"])
+    if record is None:
+        return None
+    get_game(record.game)
     return replay_page(replay_data(record), assets_beside=assets, back_link="/")
 
 
