@@ -20,6 +20,7 @@ pytest.importorskip("httpx")
 from starlette.testclient import TestClient  # noqa: E402
 
 from cardarena.samples import SAMPLE_BOTS  # noqa: E402
+from cardarena.server import league_play  # noqa: E402
 from cardarena.server.accounts import ORGANISER, Accounts  # noqa: E402
 from cardarena.server.commands import pack_bot  # noqa: E402
 from cardarena.tournament.store import ResultStore  # noqa: E402
@@ -310,3 +311,28 @@ def test_a_board_process_killed_from_outside_is_replaced(league):
     with pytest.raises(BrokenProcessPool):
         client.get("/api/leaderboard")
     assert client.get("/api/leaderboard").json()["games"] == 0
+
+
+def test_the_play_process_is_given_the_servers_scheduler(league, monkeypatch):
+    """serve --scheduler reaches the play process (which hands it to the Dask executor: test_server_play)."""
+    client, _, settings = league
+    started = []
+
+    class Player:
+        exitcode = None
+
+        def start(self): ...
+        def terminate(self): ...
+        def join(self, timeout=None): ...
+        def is_alive(self): return False
+
+    class Context:
+        def Process(self, target, name, args):
+            started.append((target, args))
+            return Player()
+
+    monkeypatch.setattr(league_play, "process_context", lambda: Context())
+    settings.scheduler = "tcp://cluster:8786"
+    client.app.state.league.start_player()
+    assert started == [(league_play.play_process, (settings.league_file, settings.accounts_path, settings.jobs,
+                                                   settings.round_games, "tcp://cluster:8786"))]

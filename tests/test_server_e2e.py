@@ -138,24 +138,3 @@ def _settled(results: Path) -> int | None:
 def _rows(data: dict) -> dict[str, dict]:
     return {row["bot"]: {key: value for key, value in row.items() if key != "interval"}
             for b in data["boards"] for row in b["rows"]}
-
-
-@pytest.mark.dask
-def test_a_league_played_on_a_dask_cluster(tmp_path):
-    """serve --scheduler: the games are played on the cluster's workers and reach the live board."""
-    pytest.importorskip("distributed")
-    from tests.test_dask import own_cluster
-
-    with own_cluster(tmp_path / "cluster", workers=1) as cluster:
-        running = league_server(tmp_path / "organiser", "--scheduler", cluster.address)
-        try:
-            for name, bot in (("alice", "random"), ("bob", "heuristic")):
-                done = cardarena("submit", running.url, str(SAMPLE_BOTS / bot), "--token", running.tokens[name],
-                                 "--wait", "0", cwd=tmp_path)  # checked side by side
-                assert done.returncode == 0, done.stdout + done.stderr
-            wait_for("both bots on the live board", lambda: live_bots(running.url) == {"alice-v1", "bob-v1"})
-            assert any(cache.is_dir() and any(cache.iterdir()) for cache in cluster.caches)  # shipped to the worker
-        finally:
-            running.stop()
-        log = running.process.stdout.read()
-        assert "error" not in log, log

@@ -8,7 +8,9 @@ from collections import Counter
 import pytest
 
 from cardarena.manifest import entrant_from_command
-from cardarena.server.league_play import ROUND_DEALS, ROUND_GAMES, ServerLeagueError, plan_round, read_server_league
+from cardarena.server.league_play import (ROUND_DEALS, ROUND_GAMES, ServerLeagueError, make_executor, plan_round,
+                                          read_server_league)
+from cardarena.tournament.execution.execute import LocalExecutor
 
 
 def league(tmp_path, text: str = 'name = "class"\ngames = ["casino"]\n'):
@@ -65,3 +67,31 @@ def test_a_new_version_plays_its_gauntlet_against_the_field_only(tmp_path):
     assert {name for match in matches for name in match.lineup} == set(bots(5))
     everyone_new = plan_round(league(tmp_path), bots(3), ["p0-v1", "p1-v1", "p2-v1"], 0, "secret")
     assert len(everyone_new) == 3  # all new: the round robin
+
+
+def test_a_scheduler_hands_the_play_to_the_run_services_dask_executor(tmp_path, monkeypatch, capsys):
+    """serve --scheduler (else the league file's): the games go to the Dask executor `run` uses, its
+    warnings on the server's stderr; the bots' logs beside the results file. Dask play itself, bots
+    shipped to a real worker, is tested in test_dask.py."""
+    dask_executor = pytest.importorskip("cardarena.tournament.execution.dask_executor")
+    made = []
+
+    class Cluster:
+        def __init__(self, address, jobs, pin_cores, logs):
+            made.append((address, jobs, logs))
+
+        def preflight(self, limits):
+            return ["worker 1 has no bubblewrap"]
+
+        def close(self):
+            made.append("closed")
+
+    monkeypatch.setattr(dask_executor, "DaskExecutor", Cluster)
+    server = league(tmp_path, 'name = "class"\ngames = ["casino"]\nscheduler = "tcp://cluster:8786"\n')
+    assert server.league.scheduler == "tcp://cluster:8786"  # play_forever's default
+    assert isinstance(make_executor(server, None, "tcp://other:8786"), Cluster)
+    assert made == [("tcp://other:8786", None, server.results.with_suffix(".logs"))]
+    assert "warning: worker 1 has no bubblewrap" in capsys.readouterr().err
+    local = make_executor(server, 1, None)
+    local.close()
+    assert isinstance(local, LocalExecutor)
