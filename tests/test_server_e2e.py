@@ -1,8 +1,18 @@
-"""The league server end to end (issue 23, Done when): `cardarena serve` started as a process on a free
-port, two participants added from the command line, the sample random and heuristic bots submitted
-with `cardarena submit` from another folder; both pass their check, games are played, and both
-appear on the live leaderboard's JSON, as on `cardarena leaderboard` of the same results file. A bot
-that cannot start gets its check report back and exit status 1."""
+"""The league server end to end (issue 23, Done when), one `cardarena serve` process for the module,
+started on a free port with four participants added from the command line:
+
+- alice and bob submit the sample random and heuristic bots with `cardarena submit` from another
+  folder; both pass their check, games are played, and both appear on the live leaderboard's JSON,
+  as on `cardarena leaderboard` of the same results file;
+- carol and dave walk the whole flow in a real browser (Chromium through Selenium): each logs in
+  with their token and uploads a bot through the page, and the check report page shows it passing;
+  the leaderboard, opened before their games, fills with both without being reloaded; a replay
+  opens from it, and one cannot open the other's log. No page may log a console error, and a CSP
+  violation is one;
+- a bot that cannot start gets its check report back and exit status 1;
+- the server killed (SIGKILL) during play, a check and an upload loses nothing.
+
+They share the server because each adds its own participants' bots to a league already playing."""
 
 from __future__ import annotations
 
@@ -22,13 +32,25 @@ pytest.importorskip("uvicorn")
 
 from cardarena.samples import SAMPLE_BOTS  # noqa: E402
 from cardarena.server.accounts import Accounts  # noqa: E402
+from cardarena.server.commands import pack_bot  # noqa: E402
 from cardarena.tournament.store import ResultStore  # noqa: E402
-from tests.server_support import CARDARENA, board, cardarena, league_server, live_bots, wait_for  # noqa: E402
+from tests.server_support import CARDARENA, WAIT, board, cardarena, league_server, live_bots, wait_for  # noqa: E402
+
+try:
+    from tests import test_browser
+except pytest.skip.Exception:  # selenium is not installed: the browser's test alone is skipped
+    test_browser = None
+CHROMIUM_READY = test_browser is not None and bool(test_browser.CHROMIUM and test_browser.CHROMEDRIVER)
+if CHROMIUM_READY:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser = test_browser.browser  # the report tests' Chromium, one for this module too
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    running = league_server(tmp_path_factory.mktemp("organiser"))
+    running = league_server(tmp_path_factory.mktemp("organiser"), participants=("alice", "bob", "carol", "dave"))
     try:
         yield running
     finally:
@@ -86,6 +108,67 @@ def test_a_bot_that_fails_its_check_gets_the_report_and_exit_status_1(server, tm
     assert wrong.returncode == 1 and "401" in wrong.stderr
 
 
+def browser_log_in(driver, url: str, token: str) -> None:
+    driver.delete_all_cookies()
+    driver.get(f"{url}/login")
+    driver.find_element(By.NAME, "token").send_keys(token)
+    driver.find_element(By.CSS_SELECTOR, "form[action='/login'] button").click()
+    WebDriverWait(driver, 10).until(lambda d: d.current_url.endswith("/me"))
+
+
+def browser_upload(driver, archive: str) -> str:
+    """Upload `archive` from the participant's page; the URL of its check report page."""
+    driver.find_element(By.NAME, "archive").send_keys(archive)
+    driver.find_element(By.CSS_SELECTOR, "form[action='/upload'] button").click()
+    WebDriverWait(driver, 10).until(lambda d: d.find_elements(By.ID, "check-report"))
+    return driver.current_url
+
+
+def browser_report(driver, url: str) -> str:
+    """The check report at `url` once the check is done (the page reloads itself until then)."""
+    driver.get(url)
+    WebDriverWait(driver, WAIT, poll_frequency=0.5).until(
+        lambda d: d.find_element(By.ID, "check-report").get_attribute("data-status") != "checking")
+    return driver.find_element(By.ID, "check-report").text
+
+
+@pytest.mark.skipif(not CHROMIUM_READY, reason="needs selenium, and Debian's chromium and chromium-driver "
+                                                 "(.ci/run installs them)")
+def test_the_whole_flow_in_a_browser(browser, server, tmp_path):
+    url = server.url
+    reports = {}
+    for name, bot in (("dave", "heuristic"), ("carol", "random")):  # checked side by side
+        archive = tmp_path / f"{bot}.tar.gz"
+        archive.write_bytes(pack_bot(SAMPLE_BOTS / bot))
+        browser_log_in(browser, url, server.tokens[name])
+        reports[name] = browser_upload(browser, str(archive))
+    for name in ("carol", "dave"):  # carol is logged in; dave keeps his session for the end
+        if name == "dave":
+            browser_log_in(browser, url, server.tokens[name])
+        report = browser_report(browser, reports[name])
+        assert f"PASS: {name}-s" in report, report
+        assert f"it plays as {name}-v1" in browser.find_element(By.TAG_NAME, "body").text
+        assert test_browser.console_errors(browser) == []
+    board_tab = browser.current_window_handle
+    browser.switch_to.new_window("tab")
+    browser.get(url)
+    browser.execute_script("window.notReloaded = true;")
+    WebDriverWait(browser, WAIT, poll_frequency=0.5).until(lambda d: {"carol-v1", "dave-v1"} <= {
+        cell.text for cell in d.find_elements(By.CSS_SELECTOR, "#boards td a")})
+    assert browser.execute_script("return window.notReloaded === true;")
+    assert test_browser.console_errors(browser) == []
+    link = WebDriverWait(browser, WAIT).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#recent a"))[0]
+    link.click()
+    WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#replay .seat"))
+    assert "casino" in browser.title
+    assert test_browser.console_errors(browser) == []  # the viewer runs under the server's strict CSP
+    browser.switch_to.window(board_tab)  # still dave's session
+    browser.get(f"{url}/bots/carol-v1/log")
+    assert "403" in browser.find_element(By.TAG_NAME, "h1").text
+    browser.get(f"{url}/bots/dave-v1/log")
+    assert "403" not in browser.page_source
+
+
 def test_a_server_killed_during_play_and_a_check_loses_nothing(server, tmp_path):
     """SIGKILL while games are played, a new version is being checked and another upload is half sent:
     its processes die with it; started again, every finished game and the accepted submission are
@@ -125,7 +208,8 @@ def test_a_server_killed_during_play_and_a_check_loses_nothing(server, tmp_path)
     printed = cardarena("leaderboard", str(results), "--format", "json", cwd=server.folder)
     fresh = {row["bot"]: row for b in json.loads(printed.stdout) for row in b["rows"]}
     assert rows == {bot: row for bot, row in fresh.items() if bot in rows}
-    assert set(rows) == {"alice-v2", "bob-v1"} and "alice-v1" in fresh  # the old version keeps its games
+    assert {"alice-v2", "bob-v1"} <= set(rows) and "alice-v1" not in rows  # a new version replaces the old ...
+    assert "alice-v1" in fresh  # ... which keeps its games
 
 
 def _settled(results: Path) -> int | None:
