@@ -4,13 +4,13 @@ started on a free port with four participants added from the command line:
 - alice and bob submit the sample random and heuristic bots with `cardarena submit` from another
   folder; both pass their check, games are played, and both appear on the live leaderboard's JSON,
   as on `cardarena leaderboard` of the same results file;
+- a bot that cannot start gets its check report back and exit status 1;
+- the server killed (SIGKILL) during play, a check and an upload loses nothing;
 - carol and dave walk the whole flow in a real browser (Chromium through Selenium): each logs in
   with their token and uploads a bot through the page, and the check report page shows it passing;
   the leaderboard, opened before their games, fills with both without being reloaded; a replay
   opens from it, and one cannot open the other's log. No page may log a console error, and a CSP
-  violation is one;
-- a bot that cannot start gets its check report back and exit status 1;
-- the server killed (SIGKILL) during play, a check and an upload loses nothing.
+  violation is one.
 
 They share the server because each adds its own participants' bots to a league already playing."""
 
@@ -108,6 +108,68 @@ def test_a_bot_that_fails_its_check_gets_the_report_and_exit_status_1(server, tm
     assert wrong.returncode == 1 and "401" in wrong.stderr
 
 
+def test_a_server_killed_during_play_and_a_check_loses_nothing(server, tmp_path):
+    """SIGKILL while games are played, a new version is being checked and another upload is half sent:
+    its processes die with it; started again, every finished game and the accepted submission are
+    there (the submission is checked then), the half-sent one left nothing, play goes on, and the
+    live board equals `cardarena leaderboard` of the file."""
+    results = server.folder / "results" / "class.sqlite"
+    wait_for("games being played", lambda: len(finished_ids(results)) >= 4)
+    newer = tmp_path / "random2"
+    shutil.copytree(SAMPLE_BOTS / "random", newer)
+    (newer / "bot.toml").write_text((newer / "bot.toml").read_text().replace('"1"', '"2"'))
+    accepted = cardarena("submit", server.url, str(newer), "--wait", "0", cwd=tmp_path,
+                         env={"CARDARENA_TOKEN": server.tokens["alice"]})
+    assert accepted.returncode == 0, accepted.stderr
+    helpers = children(server.process.pid)
+    assert helpers  # the play process and a check process at least
+    accepted_before = len(Accounts(server.folder / "results" / "class.server.sqlite").submissions())
+    host, port = server.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port))) as upload:  # an upload half sent when the server dies
+        upload.sendall(f"POST /api/submissions HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer "
+                       f"{server.tokens['bob']}\r\nContent-Length: 100000\r\n\r\n".encode() + bytes(1000))
+        time.sleep(0.2)
+        server.process.kill()
+        server.process.wait()
+    before = finished_ids(results)
+    wait_for("the play and check processes ending with the server", lambda: not any(
+        Path(f"/proc/{pid}").exists() and "Z" not in Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1][:3]
+        for pid in helpers), 10)
+    server.start()
+    wait_for("the submission accepted before the kill checked after it", lambda: "alice-v2" in live_bots(server.url))
+    wait_for("play going on", lambda: len(finished_ids(results)) > len(before) + 2)
+    assert len(Accounts(server.folder / "results" / "class.server.sqlite").submissions()) == accepted_before
+    assert before <= finished_ids(results)
+    Accounts(server.folder / "results" / "class.server.sqlite").set_flag("paused", True)
+    settled = _settled(results)
+    rows = wait_for("the board catching up", lambda: _rows(board(server.url)) if board(server.url)["games"] == settled
+                    else None, 10)
+    printed = cardarena("leaderboard", str(results), "--format", "json", cwd=server.folder)
+    fresh = {row["bot"]: row for b in json.loads(printed.stdout) for row in b["rows"]}
+    assert rows == {bot: row for bot, row in fresh.items() if bot in rows}
+    assert {"alice-v2", "bob-v1"} <= set(rows) and "alice-v1" not in rows  # a new version replaces the old ...
+    assert "alice-v1" in fresh  # ... which keeps its games
+    Accounts(server.folder / "results" / "class.server.sqlite").set_flag("paused", False)  # for the next test
+
+
+def _settled(results: Path, quiet: float = 2.0, seconds: float = 20.0) -> int:
+    """The game count once no game was added for `quiet` seconds (the round in flight finished),
+    looked at every fifth of a second."""
+    deadline = time.monotonic() + seconds
+    count, since = len(finished_ids(results)), time.monotonic()
+    while time.monotonic() - since < quiet:
+        assert time.monotonic() < deadline, f"play did not pause within {seconds} s"
+        time.sleep(0.2)
+        if (now := len(finished_ids(results))) != count:
+            count, since = now, time.monotonic()
+    return count
+
+
+def _rows(data: dict) -> dict[str, dict]:
+    return {row["bot"]: {key: value for key, value in row.items() if key != "interval"}
+            for b in data["boards"] for row in b["rows"]}
+
+
 def browser_log_in(driver, url: str, token: str) -> None:
     driver.delete_all_cookies()
     driver.get(f"{url}/login")
@@ -167,58 +229,3 @@ def test_the_whole_flow_in_a_browser(browser, server, tmp_path):
     assert "403" in browser.find_element(By.TAG_NAME, "h1").text
     browser.get(f"{url}/bots/dave-v1/log")
     assert "403" not in browser.page_source
-
-
-def test_a_server_killed_during_play_and_a_check_loses_nothing(server, tmp_path):
-    """SIGKILL while games are played, a new version is being checked and another upload is half sent:
-    its processes die with it; started again, every finished game and the accepted submission are
-    there (the submission is checked then), the half-sent one left nothing, play goes on, and the
-    live board equals `cardarena leaderboard` of the file."""
-    results = server.folder / "results" / "class.sqlite"
-    wait_for("games being played", lambda: len(finished_ids(results)) >= 4)
-    newer = tmp_path / "random2"
-    shutil.copytree(SAMPLE_BOTS / "random", newer)
-    (newer / "bot.toml").write_text((newer / "bot.toml").read_text().replace('"1"', '"2"'))
-    accepted = cardarena("submit", server.url, str(newer), "--wait", "0", cwd=tmp_path,
-                         env={"CARDARENA_TOKEN": server.tokens["alice"]})
-    assert accepted.returncode == 0, accepted.stderr
-    helpers = children(server.process.pid)
-    assert helpers  # the play process and a check process at least
-    accepted_before = len(Accounts(server.folder / "results" / "class.server.sqlite").submissions())
-    host, port = server.url.removeprefix("http://").split(":")
-    with socket.create_connection((host, int(port))) as upload:  # an upload half sent when the server dies
-        upload.sendall(f"POST /api/submissions HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer "
-                       f"{server.tokens['bob']}\r\nContent-Length: 100000\r\n\r\n".encode() + bytes(1000))
-        time.sleep(0.2)
-        server.process.kill()
-        server.process.wait()
-    before = finished_ids(results)
-    wait_for("the play and check processes ending with the server", lambda: not any(
-        Path(f"/proc/{pid}").exists() and "Z" not in Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1][:3]
-        for pid in helpers), 10)
-    server.start()
-    wait_for("the submission accepted before the kill checked after it", lambda: "alice-v2" in live_bots(server.url))
-    wait_for("play going on", lambda: len(finished_ids(results)) > len(before) + 2)
-    assert len(Accounts(server.folder / "results" / "class.server.sqlite").submissions()) == accepted_before
-    assert before <= finished_ids(results)
-    Accounts(server.folder / "results" / "class.server.sqlite").set_flag("paused", True)
-    settled = wait_for("play pausing", lambda: _settled(results), 20)
-    rows = wait_for("the board catching up", lambda: _rows(board(server.url)) if board(server.url)["games"] == settled
-                    else None, 10)
-    printed = cardarena("leaderboard", str(results), "--format", "json", cwd=server.folder)
-    fresh = {row["bot"]: row for b in json.loads(printed.stdout) for row in b["rows"]}
-    assert rows == {bot: row for bot, row in fresh.items() if bot in rows}
-    assert {"alice-v2", "bob-v1"} <= set(rows) and "alice-v1" not in rows  # a new version replaces the old ...
-    assert "alice-v1" in fresh  # ... which keeps its games
-
-
-def _settled(results: Path) -> int | None:
-    """The game count once it stays put for two seconds (the round in flight finished), else None."""
-    count = len(finished_ids(results))
-    time.sleep(2)
-    return count if len(finished_ids(results)) == count else None
-
-
-def _rows(data: dict) -> dict[str, dict]:
-    return {row["bot"]: {key: value for key, value in row.items() if key != "interval"}
-            for b in data["boards"] for row in b["rows"]}
