@@ -24,7 +24,8 @@ from cardarena.server import league_play  # noqa: E402
 from cardarena.server.accounts import ORGANISER, Accounts  # noqa: E402
 from cardarena.server.commands import pack_bot  # noqa: E402
 from cardarena.tournament.store import ResultStore  # noqa: E402
-from cardarena.server.app import CONTENT_SECURITY_POLICY, MAX_REQUEST, PAGE_POLICY, Settings, create_app  # noqa: E402
+from cardarena.server.app import create_app  # noqa: E402
+from cardarena.server.runtime import CONTENT_SECURITY_POLICY, MAX_REQUEST, PAGE_POLICY, Settings  # noqa: E402
 
 
 @pytest.fixture

@@ -99,7 +99,8 @@ def _serve(league_file: Path, results: Path, files: dict[str, Path], host: str, 
     try:
         import uvicorn
 
-        from cardarena.server.app import Settings, create_app
+        from cardarena.server.app import create_app
+        from cardarena.server.runtime import Settings
     except ModuleNotFoundError as error:
         raise CardarenaError(f"the league server needs {error.name}: pip install 'cardarena[serve]'") from None
     from cardarena.console import require_sandbox
