@@ -95,3 +95,18 @@ def test_a_scheduler_hands_the_play_to_the_run_services_dask_executor(tmp_path, 
     local = make_executor(server, 1, None)
     local.close()
     assert isinstance(local, LocalExecutor)
+
+
+def test_serve_and_submit_end_on_one_line_with_their_exit_status(tmp_path):
+    """A league file the server cannot run, or a folder that is not a bot's, is the user's to fix
+    (exit status 2, as `run` says of a bad league file); a refused submission is 1 (test_server_e2e)."""
+    from click.testing import CliRunner
+
+    from cardarena.cli import main
+
+    (tmp_path / "league.toml").write_text('name = "class"\nbots = ["*/"]\n')
+    served = CliRunner().invoke(main, ["serve", str(tmp_path / "league.toml")])
+    assert served.exit_code == 2 and "bots: a league server's bots are the participants' uploads" in served.output
+    submitted = CliRunner().invoke(main, ["submit", "http://127.0.0.1:9", str(tmp_path), "--token", "x"])
+    assert submitted.exit_code == 2 and "no bot.toml here" in submitted.output
+    assert "Traceback" not in served.output + submitted.output

@@ -1,7 +1,8 @@
 """Where the league server meets the tournament machinery: the league file, the check of an upload,
-the continuous play, the leaderboards and the replays. Every call into runner/tournament, runner/check
-and the referee from the server is in this module, so that it can move to the run service (issue 26)
-in one place.
+the continuous play, the leaderboards and the replays; every call from the server into the
+tournament, the checks and the referee is in this module. Play uses what `cardarena run` uses: the
+run service's executor (`service.make_executor`, local or Dask) driven by `drive` into an
+EventSink; what a run does not do, rounds planned afresh among versions that come and go, is here.
 
 Checks and play each run in a process of their own (`spawn`ed, dying with the server): the local
 executor's supervisor makes its process the reaper of its workers' orphans and kills those it did
