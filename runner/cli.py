@@ -220,6 +220,8 @@ from cardarena.tournament.commands import replay; main.add_command(replay)  # no
 from cardarena.tournament.commands import salvage; main.add_command(salvage)  # noqa: E402,E702
 from cardarena.html.report import report; main.add_command(report)  # noqa: E402,E702
 from cardarena.fault_list import faults; main.add_command(faults)  # noqa: E402,E702
+from cardarena.server.commands import serve; main.add_command(serve)  # noqa: E402,E702
+from cardarena.server.commands import submit; main.add_command(submit)  # noqa: E402,E702
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cardarena.check import GameCheck, CheckReport, describe_lifecycle, describe_verdict, seatings_of
+from cardarena.checking import GameCheck, CheckReport, describe_lifecycle, describe_verdict, seatings_of
 from cardarena.cli import main
 from cardarena.games import get_game
 from cardarena.referee.faults import FAULT_KINDS

@@ -24,7 +24,11 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("tournament storage", ("cardarena.tournament.store",)),
     ("run service", ("cardarena.tournament", "cardarena.tournament.service")),
     ("reports", ("cardarena.fault_report", "cardarena.report", "cardarena.html")),
-    ("commands", ("cardarena.", "cardarena.tournament.commands", "cardarena.html.report")),
+    ("checks", ("cardarena.checking",)),
+    # the league server is an interface beside the command line: it shares the commands' sandbox
+    # preflight (console); only its click adapter (server.commands) is a command module
+    ("commands and the league server", ("cardarena.", "cardarena.tournament.commands", "cardarena.html.report",
+                                        "cardarena.server")),
 ]
 
 
@@ -39,12 +43,14 @@ def test_the_layers_place_modules_as_the_readme_says():
     assert LAYERS[layer_of("cardarena.games.casino")][0] == "rules"
     assert LAYERS[layer_of("cardarena.tournament.store")][0] == "tournament storage"
     assert LAYERS[layer_of("cardarena.tournament.execution.dask_executor")][0] == "tournament execution"
-    assert LAYERS[layer_of("cardarena.tournament.commands")][0] == "commands"
-    assert LAYERS[layer_of("cardarena.cli")][0] == "commands"
+    assert LAYERS[layer_of("cardarena.tournament.commands")][0] == "commands and the league server"
+    assert LAYERS[layer_of("cardarena.cli")][0] == "commands and the league server"
+    assert LAYERS[layer_of("cardarena.server.league_play")][0] == "commands and the league server"
+    assert layer_of("cardarena.checking") < layer_of("cardarena.check")
     assert LAYERS[layer_of("cardarena")][0] == "package root and its error tree"
     assert LAYERS[layer_of("cardarena.record")][0] == "referee"
     assert LAYERS[layer_of("cardarena.html.replay")][0] == "reports"
-    assert LAYERS[layer_of("cardarena.html.report")][0] == "commands"
+    assert LAYERS[layer_of("cardarena.html.report")][0] == "commands and the league server"
     assert layer_of("cardarena.config") < layer_of("cardarena.games.casino")
 
 
@@ -111,7 +117,7 @@ COMMAND_REGISTRY = "cardarena.cli"
 
 def test_the_command_modules_are_the_click_adapters():
     assert command_modules() == {"cardarena.cli", "cardarena.check", "cardarena.fault_list", "cardarena.html.report",
-                                 "cardarena.tournament.commands"}
+                                 "cardarena.tournament.commands", "cardarena.server.commands"}
 
 
 def test_no_module_imports_a_command_module():

@@ -64,9 +64,10 @@ def pack(data: Any) -> str:
     return base64.b64encode(gzip.compress(text.encode("utf-8"), compresslevel=6, mtime=0)).decode("ascii")
 
 
-def page(title: str, body: str, assets_beside: str | None = None) -> str:
+def page(title: str, body: str, assets_beside: str | None = None, csp: str = CONTENT_SECURITY_POLICY) -> str:
     """A whole HTML page around `body`; style and script inline, or linked from the folder
-    `assets_beside` (a relative URL ending in '/', '' for the page's own folder)."""
+    `assets_beside` (a relative URL ending in '/', '' for the page's own folder); `csp` is its
+    policy (a page served with forms, such as the league server's, allows sending them)."""
     if assets_beside is None:
         style = f"<style>\n{asset(STYLE_FILE)}</style>"
         script = f"<script>\n{asset(SCRIPT_FILE)}</script>"
@@ -74,7 +75,7 @@ def page(title: str, body: str, assets_beside: str | None = None) -> str:
         style = f'<link rel="stylesheet" href="{esc(assets_beside + STYLE_FILE)}">'
         script = f'<script src="{esc(assets_beside + SCRIPT_FILE)}"></script>'
     return Template(asset("page.html")).substitute(
-        csp=esc(CONTENT_SECURITY_POLICY), title=esc(title), style=style, body=body, script=script)
+        csp=esc(csp), title=esc(title), style=style, body=body, script=script)
 
 
 def write_assets(folder: Any) -> None:

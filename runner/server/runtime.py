@@ -1,0 +1,277 @@
+"""The league server at run time, apart from its pages: its settings, the running league (the
+database, the check processes, the play process, the cached live board) and the ASGI guards every
+request passes (body caps, security headers). app.py serves the pages and the API over it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import secrets
+import shutil
+import sys
+import time
+from collections import Counter, defaultdict, deque
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from starlette.responses import JSONResponse, Response
+
+from cardarena.server import league_play
+from cardarena.server.accounts import CHECKING, PASSED, Accounts, Participant
+from cardarena.server.unpack import Caps, UploadRefused, unpack
+
+#: scripts, styles and API calls from this server only; nothing inline, no plug-ins, no framing
+PAGE_POLICY = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src data:; connect-src 'self'; "
+               "form-action 'self'; base-uri 'none'")
+#: ... and, in the header (a page's <meta> cannot say it), no framing by other sites
+CONTENT_SECURITY_POLICY = PAGE_POLICY + "; frame-ancestors 'none'"
+MAX_REQUEST = 64 << 10  # bytes of any request body but an upload
+MAX_UPLOAD = 16 << 20  # bytes of an uploaded archive (its unpacked size: unpack.Caps)
+BOARD_SECONDS = 2.0  # the live board is recomputed at most this often
+VISITOR_FORMS_PER_MINUTE = 120  # log-in and sign-up pages one address may open a minute (a class behind one NAT)
+PLAYER_RESTART_SECONDS = 5.0  # how soon a play process that ended is started again
+CHECK_BREAKS = 3  # check processes lost while checking one submission before it fails (a bot that kills them)
+
+
+@dataclass
+class Settings:
+    """How one server runs: its league, files, and limits."""
+
+    league_file: Path
+    accounts_path: Path
+    results: Path
+    bots_folder: Path  # unpacked uploads, one folder each
+    logs: Path  # the bots' stderr logs: where the play process writes them, beside the results file (.logs)
+    open_signup: bool = False
+    jobs: int | None = None  # play worker processes
+    check_workers: int = 1
+    check_games: int | None = None  # games per game in a check (None: every seating once)
+    round_games: int = league_play.ROUND_GAMES  # games in a round of play, about
+    scheduler: str | None = None  # a Dask scheduler to play on (else the league file's, else this machine)
+    submissions_per_hour: int = 30
+    logins_per_minute: int = 10
+    caps: Caps = field(default_factory=Caps)
+    play: bool = True  # start the play process (tests of the pages alone leave it off)
+
+
+class RateLimit:
+    """At most `count` events per `seconds` per key (a sliding window kept in memory)."""
+
+    def __init__(self, count: int, seconds: float):
+        self.count, self.seconds = count, seconds
+        self.events: dict[str, deque[float]] = defaultdict(deque)
+
+    def full(self, key: str) -> bool:
+        """Whether `key` has used up its events for now (without counting one)."""
+        events = self.events[key]
+        while events and events[0] < time.monotonic() - self.seconds:
+            events.popleft()
+        return len(events) >= self.count
+
+    def allow(self, key: str) -> bool:
+        """Count an event of `key`, unless it has used them up (then False)."""
+        if self.full(key):
+            return False
+        self.events[key].append(time.monotonic())
+        return True
+
+
+class BodyTooLarge(Exception):
+    pass
+
+
+class LimitBodies:
+    """ASGI middleware: refuse a request whose body is (or turns out, counted as it streams) over its cap."""
+
+    def __init__(self, app: Any, upload_paths: tuple[str, ...]):
+        self.app, self.upload_paths = app, upload_paths
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        cap = MAX_UPLOAD + (64 << 10) if scope["path"] in self.upload_paths else MAX_REQUEST
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > cap):
+            return await _too_large(cap)(scope, receive, send)
+        seen = 0
+
+        async def counted() -> dict:
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > cap:
+                raise BodyTooLarge()
+            return message
+
+        try:
+            await self.app(scope, counted, send)
+        except BodyTooLarge:
+            await _too_large(cap)(scope, receive, send)
+
+
+def _too_large(cap: int) -> Response:
+    return JSONResponse({"error": f"the request is over {cap:,} bytes"}, status_code=413)
+
+
+class SecurityHeaders:
+    """ASGI middleware adding the CSP and the other protective headers to every response."""
+
+    def __init__(self, app: Any):
+        self.app = app
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        async def with_headers(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                message.setdefault("headers", [])
+                message["headers"] += [
+                    (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
+                    (b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"no-referrer"),
+                    (b"x-frame-options", b"DENY"), (b"cache-control", b"no-store")]
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
+
+
+class League:
+    """The running league: its database, check processes, play process and cached live board."""
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.accounts = Accounts(settings.accounts_path)
+        self.logins = RateLimit(settings.logins_per_minute, 60)
+        self.submissions = RateLimit(settings.submissions_per_hour, 3600)
+        #: forms issued to visitors without a session (each is a row until it expires): bounded per address
+        self.visitor_forms = RateLimit(VISITOR_FORMS_PER_MINUTE, 60)
+        self.checks: ProcessPoolExecutor | None = None
+        self.check_breaks: Counter[int] = Counter()  # check processes lost per submission
+        self.board_worker: ProcessPoolExecutor | None = None
+        self.player: Any = None
+        self.board: tuple[float, dict[str, Any]] | None = None
+        self.board_lock = asyncio.Lock()
+        self.tasks: set[asyncio.Task] = set()
+
+    # -- life cycle -----------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        self.checks = self.check_pool()
+        self.board_worker = self.board_pool()
+        for submission in self.accounts.unchecked():  # accepted before a crash: checked now
+            self.queue_check(submission.id, submission.folder, self.accounts.participant(submission.participant))
+        if self.settings.play:
+            self.start_player()
+            self.tasks.add(asyncio.create_task(self.watch_player()))
+
+    def start_player(self) -> None:
+        """Start the play process (not a daemon: it starts worker processes of its own)."""
+        self.player = league_play.process_context().Process(target=league_play.play_process, name="cardarena-play", args=(
+            self.settings.league_file, self.settings.accounts_path, self.settings.jobs,
+            self.settings.round_games, self.settings.scheduler))
+        self.player.start()
+
+    async def watch_player(self) -> None:
+        """Start the play process again when it ends (a failure is on its stderr, the server's)."""
+        while True:
+            await asyncio.sleep(PLAYER_RESTART_SECONDS)
+            if not self.player.is_alive():
+                print(f"warning: the play process ended (exit status {self.player.exitcode}); starting it again",
+                      file=sys.stderr)
+                self.start_player()
+
+    async def stop(self) -> None:
+        for task in self.tasks:
+            task.cancel()
+        if self.player is not None:
+            self.player.terminate()
+            await asyncio.to_thread(self.player.join, 15)
+            if self.player.is_alive():
+                self.player.kill()
+        for pool in (self.checks, self.board_worker):
+            if pool is not None:
+                pool.shutdown(wait=False, cancel_futures=True)
+        self.accounts.close()
+
+    # -- submissions ----------------------------------------------------------------------------
+
+    async def accept(self, who: Participant, archive: Path) -> tuple[int, dict[str, Any]]:
+        """Unpack and record an upload, then queue its check: (HTTP status, JSON body). The
+        submission is committed before the answer says it was accepted."""
+        if not self.submissions.allow(f"participant:{who.id}"):
+            return 429, {"error": f"at most {self.settings.submissions_per_hour} submissions an hour; try later"}
+        archive_digest = hashlib.sha256(archive.read_bytes()).hexdigest()
+        for earlier in self.accounts.submissions(who.id):
+            if earlier.digest == archive_digest and earlier.status in (CHECKING, PASSED):
+                return 409, {"error": f"this archive is submission {earlier.id} again ({earlier.status}); "
+                                      "change the bot to submit a new version"}
+        folder = self.settings.bots_folder / who.name / f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(4)}"
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            files = await asyncio.to_thread(unpack, archive, folder, self.settings.caps)
+        except UploadRefused as error:
+            return 400, {"error": f"upload refused: {error}"}
+        if "bot.toml" not in files:
+            shutil.rmtree(folder, ignore_errors=True)
+            return 400, {"error": "upload refused: no bot.toml at the top of the archive (pack the bot's folder "
+                                  "itself: cardarena submit does)"}
+        ident = self.accounts.add_submission(who, archive_digest, str(folder))
+        self.queue_check(ident, str(folder), who)
+        return 202, {"id": ident, "status": CHECKING, "url": f"/api/submissions/{ident}"}
+
+    def board_pool(self) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(1, mp_context=league_play.process_context(), initializer=league_play.die_with_parent)
+
+    def check_pool(self) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(self.settings.check_workers, mp_context=league_play.process_context(),
+                                   initializer=league_play.background)
+
+    def queue_check(self, ident: int, folder: str, who: Participant | None) -> None:
+        """Check a submission in a check process; its report is stored when it ends. A check process
+        that died (killed from outside: the check itself runs its bots in supervised workers) breaks
+        the pool: a new one is made and the submission checked again, not failed."""
+        name = f"{who.name if who else 'bot'}-s{ident}"
+        try:
+            future = asyncio.wrap_future(self.checks.submit(
+                league_play.check_upload, self.settings.league_file, folder, name, self.settings.check_games))
+        except BrokenProcessPool:
+            self.checks = self.check_pool()
+            return self.queue_check(ident, folder, who)
+
+        def done(task: asyncio.Future) -> None:
+            if task.cancelled():
+                return
+            error = task.exception()
+            if isinstance(error, BrokenProcessPool):
+                self.check_breaks[ident] += 1
+                if self.check_breaks[ident] < CHECK_BREAKS:
+                    return self.queue_check(ident, folder, who)
+                error = RuntimeError(f"the check process was killed {CHECK_BREAKS} times while checking this bot")
+            result = task.result() if error is None else {
+                "passed": False, "report": None, "text": [f"FAIL: the check itself failed: {type(error).__name__}: "
+                                                          f"{error}"]}
+            self.accounts.finish_check(ident, result, bool(result["passed"]))
+
+        future.add_done_callback(done)
+
+    # -- the live board -------------------------------------------------------------------------
+
+    async def live_board(self) -> dict[str, Any]:
+        """The boards of the current versions and the latest games, as plain data (recomputed at most
+        every BOARD_SECONDS: a hundred requests a second cost one computation)."""
+        async with self.board_lock:
+            if self.board is None or time.monotonic() - self.board[0] > BOARD_SECONDS:
+                current = {version.bot for version in self.accounts.versions(current_only=True)}
+                if self.settings.results.exists():
+                    try:
+                        data = await asyncio.wrap_future(self.board_worker.submit(
+                            league_play.board_snapshot, self.settings.results, current))
+                    except BrokenProcessPool:  # its process was killed: the next request starts a new one
+                        self.board_worker = self.board_pool()
+                        raise
+                else:  # no game yet: nothing to compute
+                    data = league_play.board_snapshot(self.settings.results, current)
+                data["paused"] = self.accounts.flag("paused")
+                self.board = (time.monotonic(), data)
+            return self.board[1]

@@ -1,0 +1,179 @@
+"""League server load benchmark (issue 23, Done when): leaderboard requests and waves of concurrent uploads
+on loopback while games are played, against `cardarena run` alone in the same run.
+
+1. Baseline: `cardarena run` plays the sample random and heuristic bots at casino, with the same
+   --jobs, for the same number of seconds (`--deals` rounds until then), and its games per second
+   are counted.
+2. A `cardarena serve` of the same league with UPLOADERS + 2 participants: two of them submit the
+   random and heuristic bots (and wait for them to pass), and games start.
+3. Load, for SECONDS: RATE requests a second to /api/leaderboard, and every WAVE seconds a wave of
+   UPLOADERS concurrent uploads (one per participant, a copy of the random bot each time changed,
+   so that none is refused as a resubmission). Each upload is checked and joins the league.
+
+It prints p50/p99/max latency of the leaderboard requests and of the uploads, how many failed
+or were late (a request is late when the client could not keep the pace), and games per second
+during the load against the baseline. Run:
+    python -m tests.bench.bench_server [SECONDS] [RATE] [UPLOADERS] [WAVE]      (default 60 100 20 15)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+from cardarena.samples import SAMPLE_BOTS
+from cardarena.server.commands import pack_bot
+from cardarena.tournament.store import ResultStore
+from tests.server_support import CARDARENA, Server, cardarena, live_bots, wait_for
+
+JOBS = 1  # play workers in the baseline run, as tests/server_support.py starts the server: the other core serves and checks
+LEAGUE = 'name = "load"\ngames = ["casino"]\n'
+
+
+def baseline(folder: Path, seconds: float) -> float:
+    """Games per second of `cardarena run` alone: random against heuristic at casino, for about `seconds`."""
+    (folder / "league.toml").write_text(LEAGUE + "deals = 20000\n")
+    out = folder / "baseline.sqlite"
+    process = subprocess.Popen(CARDARENA + ["run", "league.toml", "--bot", str(SAMPLE_BOTS / "random"), "--bot",
+                                            str(SAMPLE_BOTS / "heuristic"), "--jobs", str(JOBS),
+                                            "--out", str(out)], cwd=folder, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    try:
+        first = wait_for("the baseline's first games", lambda: out.exists() and _count(out), 60)
+        started = time.monotonic()
+        time.sleep(seconds)
+        return (_count(out) - first) / (time.monotonic() - started)
+    finally:
+        process.kill()
+        process.wait()
+
+
+def _count(results: Path) -> int:
+    with ResultStore(results) as store:
+        return len(store.finished_ids())
+
+
+def changed_random_bot(wave: int, who: int) -> bytes:
+    """The random bot's archive with a seed of its own: a new upload each time."""
+    archive = io.BytesIO(pack_bot(SAMPLE_BOTS / "random"))
+    out = io.BytesIO()
+    with tarfile.open(fileobj=archive, mode="r:gz") as source, tarfile.open(fileobj=out, mode="w:gz") as target:
+        for member in source:
+            data = source.extractfile(member).read()
+            if member.name == "bot.toml":
+                data = data.replace(b'"--seed", "1"', f'"--seed", "{wave * 1000 + who + 2}"'.encode())
+                member.size = len(data)
+            target.addfile(member, io.BytesIO(data))
+    return out.getvalue()
+
+
+async def load(server: Server, tokens: list[str], seconds: float, rate: int, wave_every: float) -> dict:
+    """Leaderboard requests at `rate` a second and upload waves for `seconds`: latencies and failures."""
+    board_times: list[float] = []
+    upload_times: list[float] = []
+    failures = {"board": 0, "upload": 0, "late": 0}
+    async with httpx.AsyncClient(base_url=server.url, timeout=60,
+                                 limits=httpx.Limits(max_connections=200)) as client:
+        async def ask_board() -> None:
+            started = time.monotonic()
+            try:
+                answer = await client.get("/api/leaderboard")
+                answer.raise_for_status()
+                board_times.append(time.monotonic() - started)
+            except httpx.HTTPError:
+                failures["board"] += 1
+
+        async def upload(token: str, archive: bytes) -> None:
+            started = time.monotonic()
+            try:
+                answer = await client.post("/api/submissions", content=archive,
+                                           headers={"Authorization": f"Bearer {token}"})
+            except httpx.HTTPError as error:
+                failures["upload"] += 1
+                print(f"upload failed: {type(error).__name__} {error}", file=sys.stderr)
+                return
+            if answer.status_code == 202:
+                upload_times.append(time.monotonic() - started)
+            else:
+                failures["upload"] += 1
+                print(f"upload refused: {answer.status_code} {answer.text}", file=sys.stderr)
+
+        tasks = []
+        start = time.monotonic()
+        next_wave, wave, sent = start, 0, 0
+        while (now := time.monotonic()) < start + seconds:
+            if now >= next_wave:
+                tasks += [asyncio.create_task(upload(token, changed_random_bot(wave, who)))
+                          for who, token in enumerate(tokens)]
+                wave, next_wave = wave + 1, next_wave + wave_every
+            due = int((now - start) * rate)
+            if due - sent > rate:  # more than a second behind: the client cannot keep the pace
+                failures["late"] += due - sent - rate
+                sent = due - rate
+            while sent < due:
+                tasks.append(asyncio.create_task(ask_board()))
+                sent += 1
+            await asyncio.sleep(1 / rate)
+        await asyncio.gather(*tasks)
+    return {"board": board_times, "upload": upload_times, "failures": failures, "waves": wave}
+
+
+def describe(name: str, times: list[float]) -> str:
+    if not times:
+        return f"{name}: none answered"
+    ordered = sorted(times)
+    p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+    return (f"{name}: {len(times)} answered; p50 {statistics.median(ordered) * 1000:.1f} ms, "
+            f"p99 {p99 * 1000:.1f} ms, max {ordered[-1] * 1000:.1f} ms")
+
+
+def main() -> None:
+    seconds, rate, uploaders, wave_every = (float(sys.argv[1]) if len(sys.argv) > 1 else 60.0,
+                                            int(sys.argv[2]) if len(sys.argv) > 2 else 100,
+                                            int(sys.argv[3]) if len(sys.argv) > 3 else 20,
+                                            float(sys.argv[4]) if len(sys.argv) > 4 else 15.0)
+    with tempfile.TemporaryDirectory(prefix="cardarena-bench-server-") as scratch:
+        folder = Path(scratch)
+        (folder / "run").mkdir()
+        alone = baseline(folder / "run", min(seconds, 30.0))
+        organiser = folder / "serve"
+        organiser.mkdir()
+        (organiser / "league.toml").write_text(LEAGUE)
+        names = ["alice", "bob"] + [f"student{number}" for number in range(uploaders)]
+        added = cardarena("serve", "league.toml", *[word for name in names for word in ("--add-participant", name)],
+                          cwd=organiser)
+        tokens = dict(line.split(": ") for line in added.stdout.splitlines())
+        server = Server(organiser, tokens, options=())  # the default rounds
+        server.start()
+        try:
+            for name, bot in (("alice", "random"), ("bob", "heuristic")):
+                done = cardarena("submit", server.url, str(SAMPLE_BOTS / bot), "--token", tokens[name], cwd=folder)
+                assert done.returncode == 0, done.stdout + done.stderr
+            wait_for("games", lambda: len(live_bots(server.url)) == 2, 60)
+            results = organiser / "results" / "load.sqlite"
+            before, started = _count(results), time.monotonic()
+            measured = asyncio.run(load(server, [tokens[name] for name in names[2:]], seconds, rate, wave_every))
+            played, elapsed = _count(results) - before, time.monotonic() - started
+        finally:
+            server.stop()
+    print(f"load: {seconds:g} s of {rate} leaderboard requests a second and {measured['waves']} waves of "
+          f"{uploaders} concurrent uploads, on loopback; play and `run` with --jobs {JOBS}")
+    print(describe("leaderboard requests", measured["board"]))
+    print(describe("uploads (until accepted)", measured["upload"]))
+    print(f"failed: {measured['failures']['board']} leaderboard requests, {measured['failures']['upload']} uploads; "
+          f"{measured['failures']['late']} requests not sent for the client falling behind")
+    print(f"games per second: {played / elapsed:.2f} served under load, {alone:.2f} by `cardarena run` alone "
+          f"(ratio {played / elapsed / alone:.2f})")
+
+
+if __name__ == "__main__":
+    main()

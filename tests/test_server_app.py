@@ -1,0 +1,339 @@
+"""The league server's endpoints and their guards (issue 23, Submitting and Safety), through Starlette's
+TestClient in memory: tokens and sessions, 401/403, one-time forms (CSRF, replay), rate limits,
+request size limits, the CSP and the escaping of bot-supplied text. The play process is left off,
+and no upload here reaches a check process: tests/test_server_e2e.py plays for real."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import tarfile
+import time
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any
+
+import pytest
+
+pytest.importorskip("starlette")
+pytest.importorskip("httpx")
+from starlette.testclient import TestClient  # noqa: E402
+
+from cardarena.samples import SAMPLE_BOTS  # noqa: E402
+from cardarena.server import league_play  # noqa: E402
+from cardarena.server.accounts import ORGANISER, Accounts  # noqa: E402
+from cardarena.server.commands import pack_bot  # noqa: E402
+from cardarena.tournament.store import ResultStore  # noqa: E402
+from cardarena.server.app import create_app  # noqa: E402
+from cardarena.server.runtime import CONTENT_SECURITY_POLICY, MAX_REQUEST, PAGE_POLICY, Settings  # noqa: E402
+
+
+@pytest.fixture
+def league(tmp_path):
+    (tmp_path / "league.toml").write_text('name = "class"\ngames = ["casino"]\n')
+    settings = Settings(league_file=tmp_path / "league.toml", accounts_path=tmp_path / "class.server.sqlite",
+                        results=tmp_path / "class.sqlite", bots_folder=tmp_path / "uploads", logs=tmp_path / "logs",
+                        play=False, logins_per_minute=5, submissions_per_hour=3)
+    accounts = Accounts(settings.accounts_path)
+    tokens = {"alice": accounts.add_participant("alice"), "bob": accounts.add_participant("bob"),
+              "teacher": accounts.add_participant("teacher", ORGANISER)}
+    accounts.close()
+    with TestClient(create_app(settings)) as client:
+        yield client, tokens, settings
+
+
+def auth(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def tar_gz(members: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as bundle:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            bundle.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def log_in(client: TestClient, token: str):
+    form = client.get("/login")
+    nonce = re.search(r'name="form_token" value="([^"]+)"', form.text).group(1)
+    return client.post("/login", data={"form_token": nonce, "token": token}, follow_redirects=False)
+
+
+def form_token(text: str, action: str) -> str:
+    return re.search(rf'action="{re.escape(action)}"[^>]*>\s*<input type="hidden" name="form_token" value="([^"]+)"',
+                     text).group(1)
+
+
+def test_every_page_carries_the_strict_csp_and_no_inline_script(league):
+    client, _, _ = league
+    answer = client.get("/")
+    assert answer.status_code == 200
+    assert answer.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
+    assert "'unsafe-inline'" not in CONTENT_SECURITY_POLICY
+    assert answer.headers["x-frame-options"] == "DENY"
+    assert f'content="{PAGE_POLICY}"' in answer.text.replace("&#x27;", "'")  # the page's own meta, too
+    assert re.findall(r"<script(?![^>]*\bsrc=)[^>]*>", answer.text) == []  # every script is a file of this server
+    assert client.get("/static/server.js").headers["content-type"].startswith("text/javascript")
+    assert client.get("/static/../accounts.py").status_code == 404
+
+
+def test_the_board_is_empty_json_before_any_game(league):
+    client, _, _ = league
+    assert client.get("/api/leaderboard").json() == {"games": 0, "boards": [], "paused": False, "recent": []}
+
+
+@pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer ca_000000000000_wrong"},
+                                     {"Authorization": "Basic YWxpY2U6eA=="}, {"Authorization": "Bearer x"}])
+def test_a_missing_or_wrong_token_gets_401_and_nothing_else(league, headers):
+    client, _, settings = league
+    answer = client.post("/api/submissions", content=tar_gz({"bot.toml": b""}), headers=headers)
+    assert answer.status_code == 401
+    assert answer.json() == {"error": "a valid token is needed (Authorization: Bearer TOKEN)"}
+    assert answer.headers["www-authenticate"] == "Bearer"
+    assert not settings.bots_folder.exists()  # nothing was unpacked
+    assert client.get("/api/submissions/1", headers=headers).status_code == 401
+
+
+def test_a_token_is_stored_hashed_and_only_its_owner_gets_in(league):
+    _, tokens, settings = league
+    accounts = Accounts(settings.accounts_path)
+    stored = accounts.db.execute("SELECT group_concat(token_hash) FROM participants").fetchone()[0]
+    assert all(token.split("_", 2)[2] not in stored for token in tokens.values())
+    assert accounts.authenticate(tokens["alice"]).name == "alice"
+    forged = tokens["alice"][:-1] + ("A" if tokens["alice"][-1] != "A" else "B")
+    assert accounts.authenticate(forged) is None
+    assert accounts.authenticate(tokens["alice"].replace(tokens["alice"].split("_")[1], "0" * 12)) is None
+
+
+def test_a_hostile_upload_is_refused_with_its_reason_and_the_server_still_serves(league):
+    client, tokens, settings = league
+    answer = client.post("/api/submissions", content=tar_gz({"../../evil.py": b"x"}), headers=auth(tokens["alice"]))
+    assert answer.status_code == 400
+    assert answer.json()["error"] == "upload refused: '../../evil.py': climbs out of the folder ('..')"
+    answer = client.post("/api/submissions", content=tar_gz({"bot.py": b"x"}), headers=auth(tokens["alice"]))
+    assert "no bot.toml at the top of the archive" in answer.json()["error"]
+    assert client.get("/api/leaderboard").status_code == 200
+    assert Accounts(settings.accounts_path).submissions() == []
+
+
+def test_a_request_over_its_size_cap_gets_413(league):
+    client, tokens, _ = league
+    assert client.post("/login", content=b"x" * (MAX_REQUEST + 1)).status_code == 413
+    answer = client.post("/api/submissions", content=b"x" * (17 << 20), headers=auth(tokens["alice"]))
+    assert answer.status_code == 413
+
+
+def test_a_participant_cannot_see_another_participants_check_report(league):
+    client, tokens, settings = league
+    accounts = Accounts(settings.accounts_path)
+    alice = accounts.authenticate(tokens["alice"])
+    ident = accounts.add_submission(alice, "digest", str(settings.bots_folder / "x"))
+    accounts.finish_check(ident, {"passed": False, "text": ["FAIL: <script>alert(1)</script>"]}, False)
+    assert client.get(f"/api/submissions/{ident}", headers=auth(tokens["bob"])).status_code == 403
+    assert client.get(f"/api/submissions/{ident}", headers=auth(tokens["alice"])).json()["status"] == "failed"
+    assert client.get(f"/api/submissions/{ident}", headers=auth(tokens["teacher"])).status_code == 200
+    log_in(client, tokens["bob"])
+    assert client.get(f"/submissions/{ident}").status_code == 403
+    log_in(client, tokens["alice"])
+    page = client.get(f"/submissions/{ident}").text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "<script>alert" not in page
+
+
+def test_logging_in_needs_the_pages_one_time_form_token(league):
+    client, tokens, _ = league
+    assert client.post("/login", data={"token": tokens["alice"]}).status_code == 403  # no form token: CSRF
+    answer = log_in(client, tokens["alice"])
+    assert answer.status_code == 303 and answer.headers["location"] == "/me"
+    cookie = answer.headers["set-cookie"]
+    assert "HttpOnly" in cookie and "SameSite=strict" in cookie
+    assert "alice" in client.get("/me").text
+
+
+def test_a_replayed_form_is_refused(league):
+    client, tokens, _ = league
+    form = client.get("/login")
+    nonce = re.search(r'name="form_token" value="([^"]+)"', form.text).group(1)
+    assert client.post("/login", data={"form_token": nonce, "token": tokens["alice"]},
+                       follow_redirects=False).status_code == 303
+    again = client.post("/login", data={"form_token": nonce, "token": tokens["alice"]}, follow_redirects=False)
+    assert again.status_code == 403 and "already sent" in again.text
+
+
+def test_a_form_of_one_session_does_not_work_in_another(league):
+    client, tokens, _ = league
+    log_in(client, tokens["teacher"])
+    nonce = form_token(client.get("/me").text, "/organiser/pause")
+    log_in(client, tokens["bob"])  # a new session: the organiser's form token is not its own
+    assert client.post("/organiser/pause", data={"form_token": nonce}).status_code == 403
+    assert client.get("/api/leaderboard").json()["paused"] is False
+
+
+def test_only_the_organiser_pauses_play(league):
+    client, tokens, _ = league
+    log_in(client, tokens["bob"])
+    page = client.get("/me").text
+    assert "/organiser/pause" not in page
+    nonce = form_token(page, "/upload")
+    assert client.post("/organiser/pause", data={"form_token": nonce}).status_code == 403
+    log_in(client, tokens["teacher"])
+    nonce = form_token(client.get("/me").text, "/organiser/pause")
+    assert client.post("/organiser/pause", data={"form_token": nonce}, follow_redirects=False).status_code == 303
+    assert client.get("/api/leaderboard").json()["paused"] is True
+
+
+def test_log_ins_are_rate_limited(league):
+    client, _, _ = league
+    codes = [log_in(client, "ca_000000000000_wrong").status_code for _ in range(6)]
+    assert codes == [401] * 5 + [429]
+
+
+def test_log_in_pages_are_rate_limited_per_address(league):
+    """Each log-in page stores a one-time form token: a flood of them is cut off."""
+    client, _, _ = league
+    codes = [client.get("/login").status_code for _ in range(121)]
+    assert codes == [200] * 120 + [429]
+
+
+def test_submissions_are_rate_limited_per_participant(league):
+    client, tokens, _ = league
+    codes = [client.post("/api/submissions", content=tar_gz({"bot.py": bytes([n])}),
+                         headers=auth(tokens["alice"])).status_code for n in range(4)]
+    assert codes == [400, 400, 400, 429]
+    assert client.post("/api/submissions", content=tar_gz({"bot.py": b""}), headers=auth(tokens["bob"])).status_code == 400
+
+
+def test_open_sign_up_is_off_by_default(league):
+    client, _, _ = league
+    assert client.get("/signup").status_code == 403
+    assert client.post("/signup", data={"name": "mallory"}).status_code == 403
+
+
+def test_an_unknown_game_has_no_replay(league):
+    client, _, _ = league
+    assert client.get("/games/casino/a+b/d0/r0").status_code == 404
+
+
+def test_participant_names_are_checked(tmp_path):
+    accounts = Accounts(tmp_path / "s.sqlite")
+    from cardarena.server.accounts import AccountError
+    for bad in ["", "-x", "a/b", "a+b", "<script>", "x" * 41]:
+        with pytest.raises(AccountError):
+            accounts.add_participant(bad)
+    accounts.add_participant("Alice")
+    with pytest.raises(AccountError, match="already exists"):
+        accounts.add_participant("alice")
+
+
+def test_a_file_that_is_not_a_server_database_is_refused(tmp_path):
+    from cardarena.server.accounts import AccountError
+    (tmp_path / "x.sqlite").write_bytes(b"not sqlite at all" * 100)
+    with pytest.raises(AccountError, match="not a cardarena league server database"):
+        Accounts(tmp_path / "x.sqlite")
+
+
+
+def test_a_bots_faults_and_log_are_its_owners_and_the_organisers_only(league):
+    client, tokens, settings = league
+    accounts = Accounts(settings.accounts_path)
+    alice = accounts.authenticate(tokens["alice"])
+    ident = accounts.add_submission(alice, "digest", str(settings.bots_folder / "x"))
+    assert accounts.finish_check(ident, {"passed": True, "text": ["PASS"]}, True) == "alice-v1"
+    settings.logs.mkdir()
+    (settings.logs / "alice-v1.stderr.log").write_text("alice's secret plan <b>\n")
+    assert client.get("/bots/alice-v1/log").status_code == 401
+    log_in(client, tokens["bob"])
+    assert client.get("/bots/alice-v1/log").status_code == 403
+    page = client.get("/bots/alice-v1")
+    assert page.status_code == 200 and "alice-v1" in page.text and "stderr log" not in page.text
+    log_in(client, tokens["alice"])
+    log = client.get("/bots/alice-v1/log")
+    assert log.text == "alice's secret plan <b>\n" and log.headers["content-type"].startswith("text/plain")
+    assert "stderr log" in client.get("/bots/alice-v1").text
+    log_in(client, tokens["teacher"])
+    assert client.get("/bots/alice-v1/log").status_code == 200
+    assert client.get("/bots/nobody-v1").status_code == 404
+
+
+def test_a_new_version_replaces_the_old_on_the_board_and_the_organiser_retires_one(league):
+    client, tokens, settings = league
+    accounts = Accounts(settings.accounts_path)
+    alice = accounts.authenticate(tokens["alice"])
+    for number in (1, 2):
+        ident = accounts.add_submission(alice, f"digest{number}", str(settings.bots_folder / str(number)))
+        accounts.finish_check(ident, {"passed": True, "text": []}, True)
+    assert [v.bot for v in accounts.versions(current_only=True)] == ["alice-v2"]
+    assert [v.bot for v in accounts.versions()] == ["alice-v1", "alice-v2"]  # the old one keeps its history
+    log_in(client, tokens["teacher"])
+    page = client.get("/bots/alice-v2").text
+    nonce = form_token(page, "/organiser/retire")
+    assert client.post("/organiser/retire", data={"form_token": nonce, "bot": "alice-v2"},
+                       follow_redirects=False).status_code == 303
+    assert accounts.versions(current_only=True) == []
+
+
+def test_a_check_process_killed_from_outside_is_replaced_and_the_check_done_again(league, tmp_path):
+    """A dead check process breaks the pool: the submission is checked again in a new one, not failed."""
+    client, tokens, settings = league
+    state = client.app.state.league
+    settings.check_games = 1
+    broken = state.checks
+    with pytest.raises(BrokenProcessPool):
+        broken.submit(os._exit, 9).result(timeout=30)
+    assert checked(client, tokens["alice"])["passed"] is True and state.checks is not broken
+    during = state.checks
+    checked(client, tokens["bob"], kill=lambda: [process.kill() for process in during._processes.values()])
+    assert state.checks is not during  # killed during bob's check: a new pool checked it again
+    assert Accounts(settings.accounts_path).versions(current_only=True)[-1].bot == "bob-v1"
+
+
+def checked(client: TestClient, token: str, kill: Any = lambda: None) -> dict:
+    """Upload the random bot, run `kill` once it is accepted, and wait for the check's verdict."""
+    answer = client.post("/api/submissions", content=pack_bot(SAMPLE_BOTS / "random"), headers=auth(token))
+    assert answer.status_code == 202
+    kill()
+    deadline = time.monotonic() + 30
+    while (status := client.get(answer.json()["url"], headers=auth(token)).json())["status"] == "checking":
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    return status
+
+
+def test_a_board_process_killed_from_outside_is_replaced(league):
+    client, _, settings = league
+    state = client.app.state.league
+    ResultStore(settings.results, create=True).close()
+    assert client.get("/api/leaderboard").json()["games"] == 0  # computed in the board process
+    for process in state.board_worker._processes.values():
+        process.kill()
+    state.board = None
+    with pytest.raises(BrokenProcessPool):
+        client.get("/api/leaderboard")
+    assert client.get("/api/leaderboard").json()["games"] == 0
+
+
+def test_the_play_process_is_given_the_servers_scheduler(league, monkeypatch):
+    """serve --scheduler reaches the play process (which hands it to the Dask executor: test_server_play)."""
+    client, _, settings = league
+    started = []
+
+    class Player:
+        exitcode = None
+
+        def start(self): ...
+        def terminate(self): ...
+        def join(self, timeout=None): ...
+        def is_alive(self): return False
+
+    class Context:
+        def Process(self, target, name, args):
+            started.append((target, args))
+            return Player()
+
+    monkeypatch.setattr(league_play, "process_context", lambda: Context())
+    settings.scheduler = "tcp://cluster:8786"
+    client.app.state.league.start_player()
+    assert started == [(league_play.play_process, (settings.league_file, settings.accounts_path, settings.jobs,
+                                                   settings.round_games, "tcp://cluster:8786"))]
