@@ -1,6 +1,7 @@
 """Forks one child that spins (`while True: pass`) for as long as the bot runs, then plays legally,
-writing at each decision how much CPU the child has had (`child cpu SECONDS` on stderr): it must
-not slow the opponent that shares its core, nor run while that opponent decides."""
+writing at each decision how much CPU the child has had, when the decision reaches it (`child cpu
+SECONDS` on stderr) and as it answers (`child cpu-at-answer SECONDS`): it must not slow the opponent
+that shares its core, nor run while that opponent decides (between an answer and the next request)."""
 import os
 import sys
 
@@ -20,6 +21,7 @@ def child_cpu_seconds():
 
 def report_then_answer(out, message):
     zoo.say(f"child cpu {child_cpu_seconds():.3f}")
+    zoo.say(f"child cpu-at-answer {child_cpu_seconds():.3f}")
     zoo.answer_patiently(out, message)
 
 
