@@ -5,7 +5,7 @@ that `PipeTransport.spawn` hands to `subprocess.Popen`, plus a `Confinement` tha
 the process and explains a fault caused by a cap. The command is a chain of small programs that
 each `exec` the next, so no Python runs between fork and exec (no `preexec_fn`):
 
-    sh -c 'echo $$ >cgroup.procs ...; exec "$@"'    join the bot's own memory, pids and cpu cgroups
+    sh -c 'echo 0 >tasks ...; exec "$@"'            join the bot's own memory, pids, cpu and freezer cgroups
     prlimit --nofile=... --fsize=... --core=0        rlimits (address space / processes only
                                                      where no cgroup could be made)
     bwrap --args FD -- ...                           namespaces, read-only binds, private tmpfs, the
@@ -135,7 +135,7 @@ def sweep_leftovers() -> None:
 sweep_once = functools.cache(sweep_leftovers)
 
 
-_JOIN_CGROUPS = 'p=$$; while [ "$1" != -- ]; do echo $p >"$1" || exit 125; shift; done; shift; exec "$@"'
+_JOIN_CGROUPS = 'while [ "$1" != -- ]; do echo 0 >"$1" || exit 125; shift; done; shift; exec "$@"'
 
 
 @dataclass
@@ -229,7 +229,7 @@ def prepare(command: Sequence[str], cwd: str | None, folder: str | None, env: Se
             workdir = cwd
         argv, preexec = _with_rlimits(inner, rlimits)
         if cgroups.paths:
-            argv = ["/bin/sh", "-c", _JOIN_CGROUPS, "sh", *cgroups.procs_files(), "--", *argv]
+            argv = ["/bin/sh", "-c", _JOIN_CGROUPS, "sh", *cgroups.tasks_files(), "--", *argv]
         return Confinement(argv, outer_env, workdir, mode, settings, cgroups if cgroups.paths else None,
                            scratch, preexec, rlimits, fds)
     except BaseException:
