@@ -13,8 +13,7 @@ from typing import Sequence
 from cardarena.config import SandboxSettings
 from cardarena.referee import hostview, seccomp
 from cardarena.referee.system import MIB, NOBODY, namespace_probe, tool
-from cardarena.referee.views import (SDK_ROOT, SYSTEM_DIRS, check_readable_by_nobody, moved_stub, python_folders,
-                                     sdk_entries, visible_folders)
+from cardarena.referee.views import SDK_ROOT, SYSTEM_DIRS, check_readable_by_nobody, python_folders, sdk_copy, visible_folders
 
 BOT_USER = "bot"  # the bot's uid's name in the sandbox's /etc/passwd
 BOT_HOME = "/home/bot"  # HOME inside the sandbox (a private tmpfs)
@@ -79,15 +78,13 @@ def bwrap_command(command: Sequence[str], cwd: str | None, folder: str | None, b
     mounts.add("--tmpfs", None, "/dev/shm", perms="1777", size=settings.disk_mb * MIB)
     mounts.add("--tmpfs", None, "/tmp", perms="1777", size=settings.disk_mb * MIB)
     mounts.add("--tmpfs", None, BOT_HOME, perms="0777" if root else "0700", size=settings.disk_mb * MIB)
-    interpreter, sdk = python_folders(), sdk_entries()
+    interpreter = python_folders()
     own = visible_folders(command, cwd, folder)
-    if root:
-        check_readable_by_nobody([*interpreter, *sdk.values(), *own], "a uid of its own")
+    if root:  # the SDK's copy is readable by every uid
+        check_readable_by_nobody([*interpreter, *own], "a uid of its own")
     for path in interpreter:
         mounts.add("--ro-bind", path, path)
-    for name, path in sorted(sdk.items()):
-        mounts.add("--ro-bind", path, f"{SDK_ROOT}/lib/cardarena/{name}")
-    mounts.add("--ro-bind", moved_stub(), f"{SDK_ROOT}/moved")
+    mounts.add("--ro-bind", sdk_copy(), SDK_ROOT)
     for path in own:
         mounts.add("--ro-bind", path, path)
     workdir = str(Path(cwd).resolve()) if cwd is not None else os.getcwd()

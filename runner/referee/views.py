@@ -6,6 +6,7 @@ a layout in which a bot would be shown more than its own files (the results, the
 from __future__ import annotations
 
 import atexit
+import compileall
 import functools
 import itertools
 import os
@@ -57,6 +58,46 @@ def sdk_farm() -> str:
         atexit.register(lambda: os.getpid() == pid and shutil.rmtree(root, ignore_errors=True))
         _sdk_farms[pid] = root
     return _sdk_farms[pid]
+
+
+_sdk_copies: dict[int, str] = {}  # referee pid -> its compiled copy of the SDK (a fork makes its own)
+
+
+def sdk_copy() -> str:
+    """Under bubblewrap: this process's copy of what a bot is shown at SDK_ROOT (`lib/cardarena`, the
+    entries of `sdk_entries`, and `moved`, the old import's stub), its modules compiled once, readable
+    by every uid, made once and mounted read-only at every start (removed at exit, or by a later
+    sweep). A bot's Python cannot write bytecode to a read-only mount, so without it every start
+    compiled the SDK afresh; and the copy is one mount instead of one per entry."""
+    pid = os.getpid()
+    if pid not in _sdk_copies:
+        root = tempfile.mkdtemp(prefix=f"{SDK_FARM_PREFIX}{pid}-")
+        try:
+            package = os.path.join(root, "lib", "cardarena")
+            os.makedirs(package)
+            for name, path in sdk_entries().items():
+                if name != "__pycache__":  # compiled below, by the Python that runs Python bots
+                    _copy(path, os.path.join(package, name))
+            _copy(moved_stub(), os.path.join(root, "moved"))
+            compileall.compile_dir(root, quiet=2, ddir=SDK_ROOT)
+            for folder, _, files in os.walk(root):
+                os.chmod(folder, 0o755)
+                for file in files:
+                    os.chmod(os.path.join(folder, file), 0o644)
+        except BaseException:
+            shutil.rmtree(root, ignore_errors=True)
+            raise
+        atexit.register(lambda: os.getpid() == pid and shutil.rmtree(root, ignore_errors=True))
+        _sdk_copies[pid] = root
+    return _sdk_copies[pid]
+
+
+def _copy(source: str, target: str) -> None:
+    """A file or folder copied (the bytecode the organiser's Python left beside the sources, left out)."""
+    if os.path.isdir(source):
+        shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
+    else:
+        shutil.copyfile(source, target)
 
 
 def moved_stub() -> str:
