@@ -55,14 +55,15 @@ def measure(rounds: int) -> dict:
     bots = {"python random": load_manifest(Path("sample_bots/random").resolve()).spec,
             "C random": load_manifest(Path("sample_bots/c").resolve()).spec}
     times: dict = {}
-    for _ in range(rounds):
+    for round_number in range(rounds + 1):  # the first round warms what a referee makes once (not counted)
         for label, spec in bots.items():
             for mode in ("unconfined", "none", "bwrap"):
                 confined = replace(spec, confined=False) if mode == "unconfined" else spec
                 process = BotProcess(confined, Limits(sandbox=SandboxSettings(mode="none" if mode == "unconfined" else mode)))
                 started = time.perf_counter()
                 process.start()
-                times.setdefault(f"{label}|{mode}", []).append(time.perf_counter() - started)
+                if round_number:
+                    times.setdefault(f"{label}|{mode}", []).append(time.perf_counter() - started)
                 process.stop()
     return times
 
@@ -74,11 +75,17 @@ def measure_in(python: str, checkout: Path, rounds: int) -> dict:
     return json.loads(done.stdout.splitlines()[-1])
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def comparison_parser(doc: str, rounds: int) -> argparse.ArgumentParser:
+    """The command line of a bench that compares this checkout with another in one run."""
+    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
     parser.add_argument("--against", type=Path, required=True, help="the other checkout (today's main)")
     parser.add_argument("--against-python", required=True, help="the Python with the other checkout installed")
-    parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--rounds", type=int, default=rounds)
+    return parser
+
+
+def main() -> None:
+    parser = comparison_parser(__doc__, rounds=20)
     parser.add_argument("--batch", type=int, default=5, help="starts of each kind and mode per turn")
     options = parser.parse_args()
     if not (ROOT / "sample_bots" / "c" / "bot").exists() or not (options.against / "sample_bots" / "c" / "bot").exists():
