@@ -17,7 +17,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import cardarena
 import cardarena.protocol
@@ -60,36 +60,49 @@ def sdk_farm() -> str:
     return _sdk_farms[pid]
 
 
-_sdk_copies: dict[int, str] = {}  # referee pid -> its compiled copy of the SDK (a fork makes its own)
+_prepared: dict[tuple[int, str], str] = {}  # (referee pid, what) -> its folder (a fork makes its own)
+
+
+def prepared_folder(what: str, fill: Callable[[str], None]) -> str:
+    """This process's folder of `what`, filled by `fill(folder)` the first time it is asked for and
+    shared by every bot it starts (named for the referee, so a later sweep removes it when the
+    referee was killed; removed at exit otherwise)."""
+    pid = os.getpid()
+    if (pid, what) not in _prepared:
+        root = tempfile.mkdtemp(prefix=f"{SDK_FARM_PREFIX}{pid}-{what}-")
+        try:
+            fill(root)
+            os.chmod(root, 0o755)  # a bot running as another uid enters it
+        except BaseException:
+            shutil.rmtree(root, ignore_errors=True)
+            raise
+        atexit.register(lambda: os.getpid() == pid and shutil.rmtree(root, ignore_errors=True))
+        _prepared[pid, what] = root
+    return _prepared[pid, what]
 
 
 def sdk_copy() -> str:
     """Under bubblewrap: this process's copy of what a bot is shown at SDK_ROOT (`lib/cardarena`, the
     entries of `sdk_entries`, and `moved`, the old import's stub), its modules compiled once, readable
-    by every uid, made once and mounted read-only at every start (removed at exit, or by a later
-    sweep). A bot's Python cannot write bytecode to a read-only mount, so without it every start
-    compiled the SDK afresh; and the copy is one mount instead of one per entry."""
-    pid = os.getpid()
-    if pid not in _sdk_copies:
-        root = tempfile.mkdtemp(prefix=f"{SDK_FARM_PREFIX}{pid}-")
-        try:
-            package = os.path.join(root, "lib", "cardarena")
-            os.makedirs(package)
-            for name, path in sdk_entries().items():
-                if name != "__pycache__":  # compiled below, by the Python that runs Python bots
-                    _copy(path, os.path.join(package, name))
-            _copy(moved_stub(), os.path.join(root, "moved"))
-            compileall.compile_dir(root, quiet=2, ddir=SDK_ROOT)
-            for folder, _, files in os.walk(root):
-                os.chmod(folder, 0o755)
-                for file in files:
-                    os.chmod(os.path.join(folder, file), 0o644)
-        except BaseException:
-            shutil.rmtree(root, ignore_errors=True)
-            raise
-        atexit.register(lambda: os.getpid() == pid and shutil.rmtree(root, ignore_errors=True))
-        _sdk_copies[pid] = root
-    return _sdk_copies[pid]
+    by every uid, mounted read-only at every start. A bot's Python cannot write bytecode to a
+    read-only mount, so without it every start compiled the SDK afresh; and the copy is one mount
+    instead of one per entry."""
+    return prepared_folder("sdk", _fill_sdk)
+
+
+def _fill_sdk(root: str) -> None:
+    """The SDK's copy under `root`, compiled by this Python (the one that runs Python bots)."""
+    package = os.path.join(root, "lib", "cardarena")
+    os.makedirs(package)
+    for name, path in sdk_entries().items():
+        if name != "__pycache__":  # compiled below
+            _copy(path, os.path.join(package, name))
+    _copy(moved_stub(), os.path.join(root, "moved"))
+    compileall.compile_dir(root, quiet=2, ddir=SDK_ROOT)
+    for folder, _, files in os.walk(root):
+        os.chmod(folder, 0o755)
+        for file in files:
+            os.chmod(os.path.join(folder, file), 0o644)
 
 
 def _copy(source: str, target: str) -> None:
