@@ -26,8 +26,8 @@ from cardarena.referee.system import SandboxError
 SDK_ROOT = "/opt/cardarena"  # the `cardarena` package a bot imports is SDK_ROOT/lib/cardarena (read-only)
 #: the parts of the `cardarena` package a bot sees, besides the SDK (`protocol`, mapped in from wherever
 #: it lives): the engines, what they import, and the search SDK; not the referee, the tournament code
-#: or the sample bots (tests/test_structure.py checks that these import nothing else). Few, since
-#: each is a mount that every bot start pays for.
+#: or the sample bots (tests/test_structure.py checks that these import nothing else). Under bubblewrap a
+#: bot sees a copy of them that its referee makes once (`sdk_copy`), without it links (`sdk_farm`).
 SDK_ENTRIES = ("__init__.py", "__pycache__", "cards.py", "errors.py", "games", "search")
 #: system folders visible read-only inside the sandbox (symlinks, as on merged-/usr systems, are copied)
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")

@@ -17,6 +17,7 @@ Run: python -m tests.bench.bench_league --against /work/wt/base --against-python
 
 from __future__ import annotations
 
+import argparse
 import shutil
 import sqlite3
 import statistics
@@ -25,8 +26,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-
-from tests.bench.bench_starts import comparison_parser
 
 ROOT = Path(__file__).resolve().parents[2]
 #: the bots a 24-bot league is made of: six copies of each, told apart by their seeds
@@ -66,7 +65,10 @@ def run_seconds(python: str, checkout: Path, args: list[str], out: Path) -> tupl
 
 
 def main() -> None:
-    parser = comparison_parser(__doc__, rounds=1)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--against", type=Path, required=True, help="the other checkout (today's main)")
+    parser.add_argument("--against-python", required=True, help="the Python with the other checkout installed")
+    parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--max-tables", type=int, default=200, help="tables of the 24-bot league (default 200)")
     parser.add_argument("--sample-deals", type=int, default=32, help="deals of the sample field (default 32)")
     options = parser.parse_args()
