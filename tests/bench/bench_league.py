@@ -50,8 +50,9 @@ def league_bots(where: Path, source: Path) -> list[Path]:
     return folders
 
 
-def run_seconds(python: str, checkout: Path, args: list[str], out: Path) -> tuple[int, float]:
-    """Games played and wall seconds of one `cardarena run` of `checkout` (run from its own folder)."""
+def run_seconds(python: str, checkout: Path, args: list[str], out: Path) -> tuple[int, float, int]:
+    """Games played, wall seconds and games with a fault of one `cardarena run` of `checkout` (run
+    from its own folder)."""
     started = time.perf_counter()
     done = subprocess.run([python, "-m", "cardarena.cli", "run", *args, "--jobs", "2", "--out", str(out),
                            "--bootstrap", "0"], cwd=checkout, capture_output=True, text=True)
@@ -59,9 +60,9 @@ def run_seconds(python: str, checkout: Path, args: list[str], out: Path) -> tupl
     if done.returncode != 0:
         sys.exit(f"{checkout}: cardarena run failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
     with sqlite3.connect(out) as results:
-        games = results.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+        games, faulted = results.execute("SELECT COUNT(*), COUNT(NULLIF(faults, '[]')) FROM games").fetchone()
     out.unlink()
-    return games, elapsed
+    return games, elapsed, faulted
 
 
 def main() -> None:
@@ -87,10 +88,10 @@ def main() -> None:
             for name, args in leagues.items():
                 for label, (python, checkout) in (checkouts.items() if round_number % 2 == 0
                                                   else reversed(checkouts.items())):
-                    games, seconds = run_seconds(python, checkout, args(checkout), where / "results.sqlite")
+                    games, seconds, faulted = run_seconds(python, checkout, args(checkout), where / "results.sqlite")
                     rates.setdefault((name, label), []).append(games / seconds)
                     print(f"round {round_number + 1}, {name}, {label}: {games} games in {seconds:.1f} s "
-                          f"= {games / seconds:.1f} games/s", flush=True)
+                          f"= {games / seconds:.1f} games/s ({faulted} with a fault)", flush=True)
     print("games per second, median of the rounds, 2 jobs:")
     for name in leagues:
         ours, theirs = statistics.median(rates[name, "this"]), statistics.median(rates[name, "main"])
