@@ -47,11 +47,11 @@ from typing import Callable, Sequence
 import cardarena
 import cardarena.protocol
 from cardarena.config import BWRAP, NONE, SandboxSettings
-from cardarena.referee.bubblewrap import BOT_HOME, bwrap_command, bwrap_problem
+from cardarena.referee.bubblewrap import BOT_HOME, bwrap_command, bwrap_problem, etc_copy
 from cardarena.referee.cgroups import Cgroups, freezes_bots, release_dead_referees
 from cardarena.referee.system import MIB, NOBODY, SandboxError, namespace_probe, tool
 from cardarena.referee.views import (SDK_FARM_PREFIX, SDK_ROOT, SYSTEM_DIRS, check_readable_by_nobody, python_folders,
-                                     sdk_entries, sdk_farm, visible_folders)
+                                     sdk_copy, sdk_entries, sdk_farm, visible_folders)
 
 #: where the uid a bot runs as when the organiser is root is drawn from, one per bot process: far above
 #: any account's or container's, so no file is its own, and the kernel's per-user counts (pipe buffers,
@@ -133,6 +133,15 @@ def sweep_leftovers() -> None:
 
 #: `sweep_leftovers`, the first time a process calls it (a forked process shares its parent's sweep)
 sweep_once = functools.cache(sweep_leftovers)
+
+
+def prepare_shared(settings: SandboxSettings) -> None:
+    """Make now what every bot start under `settings` shares, so that the processes this one forks
+    afterwards share it too instead of each making its own: under bubblewrap, the copies of /etc
+    and the SDK that every bot is shown (a tournament calls it before it forks a worker per match)."""
+    if settings.mode != NONE and bwrap_problem() is None:
+        sdk_copy()
+        etc_copy()
 
 
 _JOIN_CGROUPS = 'while [ "$1" != -- ]; do echo 0 >"$1" || exit 125; shift; done; shift; exec "$@"'

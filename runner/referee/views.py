@@ -60,15 +60,16 @@ def sdk_farm() -> str:
     return _sdk_farms[pid]
 
 
-_prepared: dict[tuple[int, str], str] = {}  # (referee pid, what) -> its folder (a fork makes its own)
+_prepared: dict[str, str] = {}  # what -> its folder, made by this process or the one that forked it
 
 
 def prepared_folder(what: str, fill: Callable[[str], None]) -> str:
     """This process's folder of `what`, filled by `fill(folder)` the first time it is asked for and
-    shared by every bot it starts (named for the referee, so a later sweep removes it when the
-    referee was killed; removed at exit otherwise)."""
+    shared by every bot it starts, and by the processes it forks afterwards (a tournament's workers,
+    which it outlives: see `sandbox.prepare_shared`). Named for the process that made it, so a later
+    sweep removes it when that process was killed; removed when it exits otherwise."""
     pid = os.getpid()
-    if (pid, what) not in _prepared:
+    if what not in _prepared:
         root = tempfile.mkdtemp(prefix=f"{SDK_FARM_PREFIX}{pid}-{what}-")
         try:
             fill(root)
@@ -77,8 +78,8 @@ def prepared_folder(what: str, fill: Callable[[str], None]) -> str:
             shutil.rmtree(root, ignore_errors=True)
             raise
         atexit.register(lambda: os.getpid() == pid and shutil.rmtree(root, ignore_errors=True))
-        _prepared[pid, what] = root
-    return _prepared[pid, what]
+        _prepared[what] = root
+    return _prepared[what]
 
 
 def sdk_copy() -> str:

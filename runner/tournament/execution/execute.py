@@ -35,6 +35,7 @@ from cardarena.referee.faults import Fault
 from cardarena.referee.match import Match, Observer
 from cardarena.config import BotSpec, Limits
 from cardarena.referee.cgroups import release_dead_referees
+from cardarena.referee.sandbox import prepare_shared
 from cardarena.tournament.execution.events import (Channel, FinishedGame, FinishedMatch, GameBegun, Observed,
                                                    Returned, RunEvent, WorkDone, WorkerLost, WorkFailed)
 from cardarena.tournament.planning.schedule import PlannedMatch
@@ -453,6 +454,7 @@ class LocalExecutor(Executor):
         pending = deque(portions(matches, self.jobs))
         if not pending:
             return
+        prepare_shared(limits.sandbox)  # once here, not again in each match's worker
         barred = dict(disqualified or {})
         strikes: Counter[tuple[str, frozenset[str]]] = Counter()  # losses per (bot waited on, games left)
         unblamed: Counter[frozenset[str]] = Counter()  # losses per games left, while waiting on no bot
