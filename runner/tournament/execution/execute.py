@@ -420,6 +420,7 @@ def supervised(work: Callable[[], T], limits: Limits) -> T:
     """`work()` run in a supervised worker process, for work that starts a bot: its result, or `Lost`
     when the worker was killed or stopped (by that bot) before returning."""
     result: list[T] = []
+    prepare_shared(limits.sandbox)  # here, not again in each worker (a league checks every bot in one)
     with _Supervisor(limits, stall_limit(limits)) as supervisor:
         supervisor.start(lambda send, heartbeat: send(Returned(work())))
         while supervisor.workers:
