@@ -7,14 +7,16 @@ from __future__ import annotations
 import functools
 import itertools
 import os
+import shutil
+import stat
 from pathlib import Path
 from typing import Sequence
 
 from cardarena.config import SandboxSettings
 from cardarena.referee import hostview, seccomp
 from cardarena.referee.system import MIB, NOBODY, namespace_probe, tool
-from cardarena.referee.views import (SDK_ROOT, SYSTEM_DIRS, check_readable_by_nobody, moved_stub, python_folders,
-                                     sdk_entries, visible_folders)
+from cardarena.referee.views import (SDK_ROOT, SYSTEM_DIRS, check_readable_by_nobody, prepared_folder, python_folders,
+                                     sdk_copy, visible_folders)
 
 BOT_USER = "bot"  # the bot's uid's name in the sandbox's /etc/passwd
 BOT_HOME = "/home/bot"  # HOME inside the sandbox (a private tmpfs)
@@ -71,23 +73,19 @@ def bwrap_command(command: Sequence[str], cwd: str | None, folder: str | None, b
             mounts.add("--symlink", os.readlink(top), top)
         elif os.path.isdir(top):
             mounts.add("--ro-bind", top, top)
-    for entry in ETC_ENTRIES:
-        if os.path.lexists(f"/etc/{entry}") and not (root and entry == "passwd"):  # then: the bot's uid added
-            mounts.add("--ro-bind", f"/etc/{entry}", f"/etc/{entry}")
+    mounts.add("--ro-bind", etc_copy(), "/etc")  # as root, its passwd is covered by one naming the bot's uid
     mounts.add("--proc", None, "/proc")
     mounts.add("--dev", None, "/dev")
     mounts.add("--tmpfs", None, "/dev/shm", perms="1777", size=settings.disk_mb * MIB)
     mounts.add("--tmpfs", None, "/tmp", perms="1777", size=settings.disk_mb * MIB)
     mounts.add("--tmpfs", None, BOT_HOME, perms="0777" if root else "0700", size=settings.disk_mb * MIB)
-    interpreter, sdk = python_folders(), sdk_entries()
+    interpreter = python_folders()
     own = visible_folders(command, cwd, folder)
-    if root:
-        check_readable_by_nobody([*interpreter, *sdk.values(), *own], "a uid of its own")
+    if root:  # the SDK's copy is readable by every uid
+        check_readable_by_nobody([*interpreter, *own], "a uid of its own")
     for path in interpreter:
         mounts.add("--ro-bind", path, path)
-    for name, path in sorted(sdk.items()):
-        mounts.add("--ro-bind", path, f"{SDK_ROOT}/lib/cardarena/{name}")
-    mounts.add("--ro-bind", moved_stub(), f"{SDK_ROOT}/moved")
+    mounts.add("--ro-bind", sdk_copy(), SDK_ROOT)
     for path in own:
         mounts.add("--ro-bind", path, path)
     workdir = str(Path(cwd).resolve()) if cwd is not None else os.getcwd()
@@ -112,6 +110,40 @@ def bwrap_command(command: Sequence[str], cwd: str | None, folder: str | None, b
     # The command itself cannot (bubblewrap takes it from argv): it is the bot's own, with its variables.
     options = handover.add("".join(f"{arg}\0" for arg in args).encode())
     return [tool("bwrap"), "--args", options, "--", *run], {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}, handover.fds
+
+
+def etc_copy() -> str:
+    """This process's copy of the parts of /etc a bot is shown (`ETC_ENTRIES`), mounted read-only as
+    the sandbox's /etc: one mount at every start instead of one per entry. Only what every uid may
+    read is copied (a folder only its owner may enter, such as /etc/ssl/private, is left out: a bot
+    could not read it through a bind either); links inside folders stay links, as through a bind."""
+    return prepared_folder("etc", _fill_etc)
+
+
+def _fill_etc(root: str) -> None:
+    for entry in ETC_ENTRIES:
+        _copy_readable(Path("/etc") / entry, Path(root) / entry)
+
+
+def _copy_readable(source: Path, target: Path) -> None:
+    """`source` (a link followed, as a bind follows it) copied to `target` with its mode, where every
+    uid may read it; a folder's links copied as links."""
+    try:
+        mode = source.stat().st_mode
+    except OSError:
+        return  # not there (or a dangling link): not shown
+    if stat.S_ISDIR(mode) and mode & 0o005 == 0o005:
+        target.mkdir()
+        for child in sorted(source.iterdir()):
+            if child.is_symlink():
+                (target / child.name).symlink_to(os.readlink(child))
+            else:
+                _copy_readable(child, target / child.name)
+    elif stat.S_ISREG(mode) and mode & 0o004:
+        shutil.copyfile(source, target)
+    else:
+        return
+    target.chmod(stat.S_IMODE(mode) & 0o755)
 
 
 class _Handover:

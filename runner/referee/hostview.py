@@ -54,8 +54,10 @@ def _meminfo(memory_mb: int) -> bytes:
     return "".join(line + "\n" for line in lines).encode()
 
 
+@functools.cache
 def constant_files(memory_mb: int) -> dict[str, bytes]:
-    """Each covered file of /proc (absolute path) and the constant content shown in its place."""
+    """Each covered file of /proc (absolute path) and the constant content shown in its place (read
+    once per process, like each file's copy; callers only read it)."""
     files = {f"/proc/{name}": content for name in HOST_COUNTERS
              if (content := _zeroed(f"/proc/{name}")) is not None}
     if _zeroed("/proc/meminfo") is not None:

@@ -5,7 +5,7 @@ that `PipeTransport.spawn` hands to `subprocess.Popen`, plus a `Confinement` tha
 the process and explains a fault caused by a cap. The command is a chain of small programs that
 each `exec` the next, so no Python runs between fork and exec (no `preexec_fn`):
 
-    sh -c 'echo $$ >cgroup.procs ...; exec "$@"'    join the bot's own memory, pids and cpu cgroups
+    sh -c 'echo 0 >tasks ...; exec "$@"'            join the bot's own memory, pids, cpu and freezer cgroups
     prlimit --nofile=... --fsize=... --core=0        rlimits (address space / processes only
                                                      where no cgroup could be made)
     bwrap --args FD -- ...                           namespaces, read-only binds, private tmpfs, the
@@ -47,11 +47,11 @@ from typing import Callable, Sequence
 import cardarena
 import cardarena.protocol
 from cardarena.config import BWRAP, NONE, SandboxSettings
-from cardarena.referee.bubblewrap import BOT_HOME, bwrap_command, bwrap_problem
+from cardarena.referee.bubblewrap import BOT_HOME, bwrap_command, bwrap_problem, etc_copy
 from cardarena.referee.cgroups import Cgroups, freezes_bots, release_dead_referees
 from cardarena.referee.system import MIB, NOBODY, SandboxError, namespace_probe, tool
 from cardarena.referee.views import (SDK_FARM_PREFIX, SDK_ROOT, SYSTEM_DIRS, check_readable_by_nobody, python_folders,
-                                     sdk_entries, sdk_farm, visible_folders)
+                                     sdk_copy, sdk_entries, sdk_farm, visible_folders)
 
 #: where the uid a bot runs as when the organiser is root is drawn from, one per bot process: far above
 #: any account's or container's, so no file is its own, and the kernel's per-user counts (pipe buffers,
@@ -135,7 +135,16 @@ def sweep_leftovers() -> None:
 sweep_once = functools.cache(sweep_leftovers)
 
 
-_JOIN_CGROUPS = 'p=$$; while [ "$1" != -- ]; do echo $p >"$1" || exit 125; shift; done; shift; exec "$@"'
+def prepare_shared(settings: SandboxSettings) -> None:
+    """Make now what every bot start under `settings` shares, so that the processes this one forks
+    afterwards share it too instead of each making its own: under bubblewrap, the copies of /etc
+    and the SDK that every bot is shown (a tournament calls it before it forks a worker per match)."""
+    if settings.mode != NONE and bwrap_problem() is None:
+        sdk_copy()
+        etc_copy()
+
+
+_JOIN_CGROUPS = 'while [ "$1" != -- ]; do echo 0 >"$1" || exit 125; shift; done; shift; exec "$@"'
 
 
 @dataclass
@@ -229,7 +238,7 @@ def prepare(command: Sequence[str], cwd: str | None, folder: str | None, env: Se
             workdir = cwd
         argv, preexec = _with_rlimits(inner, rlimits)
         if cgroups.paths:
-            argv = ["/bin/sh", "-c", _JOIN_CGROUPS, "sh", *cgroups.procs_files(), "--", *argv]
+            argv = ["/bin/sh", "-c", _JOIN_CGROUPS, "sh", *cgroups.tasks_files(), "--", *argv]
         return Confinement(argv, outer_env, workdir, mode, settings, cgroups if cgroups.paths else None,
                            scratch, preexec, rlimits, fds)
     except BaseException:

@@ -6,6 +6,7 @@ a layout in which a bot would be shown more than its own files (the results, the
 from __future__ import annotations
 
 import atexit
+import compileall
 import functools
 import itertools
 import os
@@ -16,7 +17,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import cardarena
 import cardarena.protocol
@@ -25,8 +26,8 @@ from cardarena.referee.system import SandboxError
 SDK_ROOT = "/opt/cardarena"  # the `cardarena` package a bot imports is SDK_ROOT/lib/cardarena (read-only)
 #: the parts of the `cardarena` package a bot sees, besides the SDK (`protocol`, mapped in from wherever
 #: it lives): the engines, what they import, and the search SDK; not the referee, the tournament code
-#: or the sample bots (tests/test_structure.py checks that these import nothing else). Few, since
-#: each is a mount that every bot start pays for.
+#: or the sample bots (tests/test_structure.py checks that these import nothing else). Under bubblewrap a
+#: bot sees a copy of them that its referee makes once (`sdk_copy`), without it links (`sdk_farm`).
 SDK_ENTRIES = ("__init__.py", "__pycache__", "cards.py", "errors.py", "games", "search")
 #: system folders visible read-only inside the sandbox (symlinks, as on merged-/usr systems, are copied)
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -57,6 +58,60 @@ def sdk_farm() -> str:
         atexit.register(lambda: os.getpid() == pid and shutil.rmtree(root, ignore_errors=True))
         _sdk_farms[pid] = root
     return _sdk_farms[pid]
+
+
+_prepared: dict[str, str] = {}  # what -> its folder, made by this process or the one that forked it
+
+
+def prepared_folder(what: str, fill: Callable[[str], None]) -> str:
+    """This process's folder of `what`, filled by `fill(folder)` the first time it is asked for and
+    shared by every bot it starts, and by the processes it forks afterwards (a tournament's workers,
+    which it outlives: see `sandbox.prepare_shared`). Named for the process that made it, so a later
+    sweep removes it when that process was killed; removed when it exits otherwise."""
+    pid = os.getpid()
+    if what not in _prepared:
+        root = tempfile.mkdtemp(prefix=f"{SDK_FARM_PREFIX}{pid}-{what}-")
+        try:
+            fill(root)
+            os.chmod(root, 0o755)  # a bot running as another uid enters it
+        except BaseException:
+            shutil.rmtree(root, ignore_errors=True)
+            raise
+        atexit.register(lambda: os.getpid() == pid and shutil.rmtree(root, ignore_errors=True))
+        _prepared[what] = root
+    return _prepared[what]
+
+
+def sdk_copy() -> str:
+    """Under bubblewrap: this process's copy of what a bot is shown at SDK_ROOT (`lib/cardarena`, the
+    entries of `sdk_entries`, and `moved`, the old import's stub), its modules compiled once, readable
+    by every uid, mounted read-only at every start. A bot's Python cannot write bytecode to a
+    read-only mount, so without it every start compiled the SDK afresh; and the copy is one mount
+    instead of one per entry."""
+    return prepared_folder("sdk", _fill_sdk)
+
+
+def _fill_sdk(root: str) -> None:
+    """The SDK's copy under `root`, compiled by this Python (the one that runs Python bots)."""
+    package = os.path.join(root, "lib", "cardarena")
+    os.makedirs(package)
+    for name, path in sdk_entries().items():
+        if name != "__pycache__":  # compiled below
+            _copy(path, os.path.join(package, name))
+    _copy(moved_stub(), os.path.join(root, "moved"))
+    compileall.compile_dir(root, quiet=2, ddir=SDK_ROOT)
+    for folder, _, files in os.walk(root):
+        os.chmod(folder, 0o755)
+        for file in files:
+            os.chmod(os.path.join(folder, file), 0o644)
+
+
+def _copy(source: str, target: str) -> None:
+    """A file or folder copied (the bytecode the organiser's Python left beside the sources, left out)."""
+    if os.path.isdir(source):
+        shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
+    else:
+        shutil.copyfile(source, target)
 
 
 def moved_stub() -> str:

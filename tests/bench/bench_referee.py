@@ -1,8 +1,8 @@
 """Referee benchmark: what one decision costs, against the bare pipe round trip, in one run.
 
-Prints, from the same run:
-  (1) the raw round trip of the same decision frames over the same pipes to a plain echo child
-      (Python, and C where gcc exists);
+Prints, from the same run, every figure also as a ratio to the floor (1):
+  (1) the physical floor: the same decision frames over a plain pipe to a C child that answers
+      each with a small action frame (no sandbox, no encoding or decoding in the timing);
   (2) the referee's whole cost per decision in Knock Rummy games between two random bots;
   (3) the Knock Rummy engine alone, in decisions per second, beside OpenSpiel's gin_rummy;
 each for two CPU placements: everything on one core, and the referee and its children on
@@ -23,7 +23,7 @@ from pathlib import Path
 from cardarena.games import get_game
 from cardarena.referee.match import Match
 from cardarena.config import BotSpec, Limits
-from cardarena.referee.process import BotProcess
+from cardarena.protocol.framing import encode
 from tests.bench.engine_rate import knock_rummy_rate, openspiel_gin_rummy_rate
 
 HERE = Path(__file__).resolve().parent
@@ -52,29 +52,35 @@ def decision_messages(count: int = 200) -> list[dict]:
     return messages
 
 
-def echo_round_trip(command: list[str], placement: tuple[set, set], seconds: float) -> float:
-    """Median seconds for one frame to go to the echo child and come back."""
+def floor_round_trip(command: list[str], placement: tuple[set, set], seconds: float) -> float:
+    """Median seconds for one decision frame to reach the answering child over a plain pipe and its
+    small action frame to come back: the physical floor (no sandbox, no encoding, no decoding)."""
     referee_cpus, child_cpus = placement
     os.sched_setaffinity(0, child_cpus)
-    echo = BotProcess(BotSpec("echo", tuple(command)), Limits())
-    echo.spawn()
+    child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
     os.sched_setaffinity(0, referee_cpus)
-    messages = decision_messages()
+    frames = [encode(message) for message in decision_messages()]
+    write, read = child.stdin.fileno(), child.stdout.fileno()
     times = []
     try:
         end = time.perf_counter() + seconds
         while time.perf_counter() < end:
-            for message in messages:
+            for frame in frames:
                 start = time.perf_counter()
-                echo.send(message, time.monotonic() + 5)
-                echo.receive(time.monotonic() + 5)
+                os.write(write, frame)
+                got = 0
+                while got < len(ANSWER):
+                    got += len(os.read(read, len(ANSWER) - got))
                 times.append(time.perf_counter() - start)
     finally:
-        echo.kill()
+        child.kill()
+        child.wait()
         os.sched_setaffinity(0, ALL_CPUS)
     return statistics.median(times)
 
 
+#: what a bot answers a decision with, as the floor's child sends it
+ANSWER = encode({"type": "action", "game_id": "g0", "decision": 0, "action": {"kind": "draw", "from": "stock"}})
 PYTHON_BOTS = [BotSpec("a", (sys.executable, str(ROOT / "sample_bots/random/bot.py"), "--seed", "1")),
                BotSpec("b", (sys.executable, str(ROOT / "sample_bots/random/bot.py"), "--seed", "2"))]
 C_BOT = ROOT / "sample_bots" / "c" / "bot"
@@ -125,14 +131,13 @@ def engine_cost(seconds: float) -> float:
     return (time.perf_counter() - start) / decisions
 
 
-def build_c_echo(directory: str) -> list[str] | None:
-    """Compile the C echo child; None where gcc is missing."""
+def build_answer_child(directory: str) -> list[str]:
+    """Compile the floor's C child (answer.c) and its command line."""
     if shutil.which("gcc") is None:
-        return None
-    binary = os.path.join(directory, "echo")
-    os.chmod(directory, 0o755)  # as root, a bot runs as a uid of its own, which must reach the binary
-    subprocess.run(["gcc", "-O2", "-o", binary, str(HERE / "echo.c")], check=True)
-    return [binary]
+        sys.exit("this benchmark measures its floor with a C child and needs gcc")
+    binary = os.path.join(directory, "answer")
+    subprocess.run(["gcc", "-O2", "-o", binary, str(HERE / "answer.c")], check=True)
+    return [binary, ANSWER.hex()]
 
 
 def main() -> None:
@@ -140,37 +145,33 @@ def main() -> None:
     if len(ALL_CPUS) < 2:
         sys.exit("this benchmark compares CPU placements and needs two CPUs")
     with tempfile.TemporaryDirectory() as directory:
-        echoes = {"python echo": [sys.executable, str(HERE / "echo.py")]}
-        c_echo = build_c_echo(directory)
-        if c_echo:
-            echoes["C echo"] = c_echo
-        print("(1) raw round trip of decision frames to an echo child (median):")
-        raw = {}
-        for name, command in echoes.items():
-            for placement, cpus in PLACEMENTS.items():
-                raw[name, placement] = echo_round_trip(command, cpus, seconds)
-                print(f"    {name:12} {placement:16} {raw[name, placement] * 1e6:8.1f} µs")
-        engine = engine_cost(seconds)
-        print(f"(2) the engine's share of a decision (view, legal actions, apply; in-process): {engine * 1e6:.1f} µs")
-        bot_kinds = {"python": (PYTHON_BOTS, "python echo")}
-        if C_BOT.exists() and c_echo:
-            bot_kinds["C"] = (C_BOTS, "C echo")
-        else:
-            print("    (C bots not built: bash sample_bots/build.sh to compare them too)")
-        for kind, (bots, echo_name) in bot_kinds.items():
-            print(f"(2) referee's whole cost per decision, Knock Rummy, two random {kind} bots:")
-            cost = {}
-            for placement, cpus in [*PLACEMENTS.items(), ("unpinned", None)]:
-                cost[placement] = referee_cost(bots, cpus, seconds)
-                line = f"    {placement:16} {cost[placement] * 1e6:8.1f} µs/decision"
-                if (echo_name, placement) in raw:
-                    line += f"   = {cost[placement] / raw[echo_name, placement]:.2f}x the {echo_name} round trip"
-                print(line)
-            print(f"    same core vs different cores: {cost['different cores'] / cost['same core']:.2f}x faster on one core")
-            if (echo_name, "same core") in raw:
-                beyond = cost["same core"] - engine - raw[echo_name, "same core"]
-                print(f"    same core, less the engine's work and the {echo_name} round trip: {beyond * 1e6:.1f} µs "
-                      f"of framing, validation and the bot's own work per decision")
+        child = build_answer_child(directory)
+        print(f"(1) the floor: a {len(ANSWER)}-byte action frame answering each decision frame "
+              "over a plain pipe, C child, no sandbox (median):")
+        floor = {}
+        for placement, cpus in PLACEMENTS.items():
+            floor[placement] = floor_round_trip(child, cpus, seconds)
+            print(f"    {placement:16} {floor[placement] * 1e6:8.1f} µs")
+    engine = engine_cost(seconds)
+    print(f"(2) the engine's share of a decision (view, legal actions, apply; in-process): {engine * 1e6:.1f} µs "
+          f"= {engine / floor['same core']:.2f}x the floor")
+    bot_kinds = {"python": PYTHON_BOTS}
+    if C_BOT.exists():
+        bot_kinds["C"] = C_BOTS
+    else:
+        print("    (C bots not built: bash sample_bots/build.sh to compare them too)")
+    for kind, bots in bot_kinds.items():
+        print(f"(2) referee's whole cost per decision, Knock Rummy, two random {kind} bots, default sandbox:")
+        cost = {}
+        for placement, cpus in [*PLACEMENTS.items(), ("unpinned", None)]:
+            cost[placement] = referee_cost(bots, cpus, seconds)
+            versus = floor.get(placement, floor["same core"])
+            print(f"    {placement:16} {cost[placement] * 1e6:8.1f} µs/decision   = {cost[placement] / versus:.2f}x the "
+                  f"floor{'' if placement in floor else ' (same core)'}")
+        print(f"    same core vs different cores: {cost['different cores'] / cost['same core']:.2f}x faster on one core")
+        beyond = cost["same core"] - engine - floor["same core"]
+        print(f"    same core, less the engine's work and the floor: {beyond * 1e6:.1f} µs "
+              f"= {beyond / floor['same core']:.2f}x the floor (framing, validation, freezer, the bot's own work)")
     print("(3) engine alone, random legal playouts in-process:")
     ours = knock_rummy_rate(seconds)
     print(f"    knock-rummy           {ours:12,.0f} decisions/s")

@@ -35,6 +35,7 @@ from cardarena.referee.faults import Fault
 from cardarena.referee.match import Match, Observer
 from cardarena.config import BotSpec, Limits
 from cardarena.referee.cgroups import release_dead_referees
+from cardarena.referee.sandbox import prepare_shared
 from cardarena.tournament.execution.events import (Channel, FinishedGame, FinishedMatch, GameBegun, Observed,
                                                    Returned, RunEvent, WorkDone, WorkerLost, WorkFailed)
 from cardarena.tournament.planning.schedule import PlannedMatch
@@ -419,6 +420,7 @@ def supervised(work: Callable[[], T], limits: Limits) -> T:
     """`work()` run in a supervised worker process, for work that starts a bot: its result, or `Lost`
     when the worker was killed or stopped (by that bot) before returning."""
     result: list[T] = []
+    prepare_shared(limits.sandbox)  # here, not again in each worker (a league checks every bot in one)
     with _Supervisor(limits, stall_limit(limits)) as supervisor:
         supervisor.start(lambda send, heartbeat: send(Returned(work())))
         while supervisor.workers:
@@ -453,6 +455,7 @@ class LocalExecutor(Executor):
         pending = deque(portions(matches, self.jobs))
         if not pending:
             return
+        prepare_shared(limits.sandbox)  # once here, not again in each match's worker
         barred = dict(disqualified or {})
         strikes: Counter[tuple[str, frozenset[str]]] = Counter()  # losses per (bot waited on, games left)
         unblamed: Counter[frozenset[str]] = Counter()  # losses per games left, while waiting on no bot
