@@ -102,7 +102,7 @@ def test_the_wheel_holds_every_module_and_document_and_the_unbuilt_sample_bots(w
     names = set(zipfile.ZipFile(wheel).namelist())
     wanted = {f"cardarena/{path.relative_to(ROOT / 'runner')}" for path in files_under(ROOT / "runner")}
     wanted |= {f"cardarena/{path.relative_to(ROOT)}" for path in files_under(ROOT / "protocol")}
-    wanted |= {f"cardarena/{path.relative_to(ROOT)}" for bot in ("random", "heuristic")
+    wanted |= {f"cardarena/{path.relative_to(ROOT)}" for bot in ("random", "heuristic", "search/strong")
                for path in files_under(ROOT / "sample_bots" / bot)}
     wanted.add("cardarena/sample_bots/league.toml")
     assert sorted(wanted - names) == []
