@@ -61,13 +61,19 @@ def match_action(entry: Action, action: Any) -> bool:
 def find_legal(legal: Sequence[Action], action: Any) -> Action | None:
     """The legal entry that `action` is an instance of, or None when it is not legal."""
     try:
-        # Fast path: most answers equal an entry exactly; `==` finds it at C speed, and
-        # same_value then rules out the loose matches (True == 1) that `==` allows.
+        # Fast path: most answers equal an entry exactly; `==` finds it at C speed. Where each of
+        # its values is flat and of the type the bot gave, that is the entry: no loose match
+        # (True == 1) and no range. Nested values and ranges are left to the walk below.
         entry = legal[legal.index(action)]
-        if same_value(entry, action) and not any(is_range(value) for value in entry.values()):
-            return entry
     except ValueError:
         pass  # not an exact entry: it may still fall inside a range
+    else:
+        for key, value in entry.items():
+            kind = type(value)
+            if kind is not type(action[key]) or kind is dict or kind is list:
+                break
+        else:
+            return entry
     for entry in legal:
         if match_action(entry, action):
             return entry

@@ -10,6 +10,7 @@ FrameError, never an exception deeper in the referee.
 from __future__ import annotations
 
 import struct
+import threading
 from typing import Any, Callable
 
 import msgpack
@@ -28,6 +29,10 @@ _SUSPECT_BYTES = _CONTAINER_BYTES + bytes(range(0xC4, 0xCB)) + bytes(range(0xD4,
 _ALL_BUT_SUSPECT = bytes(sorted(set(range(256)) - set(_SUSPECT_BYTES)))
 _SMALL_BODY = min(MAX_STR, MAX_VALUES)  # every value takes a byte at least: no body this short breaks those
 _REPACKER = msgpack.Packer()  # pack() runs in C without releasing the GIL: safe to share
+# encode's packers, one per thread: msgpack.packb makes a Packer, and its 1 MiB buffer, at every call
+# (most of a decision frame's encoding time); not shared, as packing a mapping that is not a plain
+# dict calls back into Python, where another thread may run
+_PACKERS = threading.local()
 _FIXED_SIZES = {0xC0: 1, 0xC2: 1, 0xC3: 1, 0xCA: 5, 0xCB: 9, 0xCC: 2, 0xCD: 3, 0xCE: 5, 0xCF: 9,
                 0xD0: 2, 0xD1: 3, 0xD2: 5, 0xD3: 9}  # nil, booleans, floats, ints: header included
 _EXT_HINT = ("the protocol has no msgpack extension types: encode plain maps, arrays, str and ints "
@@ -48,7 +53,11 @@ class FrameError(Exception):
 
 def encode(message: dict[str, Any]) -> bytes:
     """One frame holding `message`."""
-    body = msgpack.packb(message, use_bin_type=True)
+    try:
+        packer = _PACKERS.packer
+    except AttributeError:
+        packer = _PACKERS.packer = msgpack.Packer(use_bin_type=True)
+    body = packer.pack(message)
     return HEADER.pack(len(body)) + body
 
 

@@ -69,11 +69,18 @@ def brief(value: Any) -> str:
 
 def check_message(message: dict[str, Any], expected_type: str, schemas=BOT_MESSAGES) -> dict[str, Any]:
     """Return `message` if it is a valid message of `expected_type`, else raise ProtocolViolation."""
-    schema = schemas.get(expected_type)
-    if message.keys() == schema.keys() and all(
-        type(message[key]) in types for key, types in schema.items()
-    ) and message["type"] == expected_type:
-        return message  # the common case, checked in one pass; the slow path explains failures
+    schema = schemas[expected_type]
+    if len(message) == len(schema) and message.get("type") == expected_type:
+        # the common case, checked in one pass (as many keys, all of them the schema's, each of an
+        # exact type); the slow path explains failures
+        try:
+            for key, types in schema.items():
+                if type(message[key]) not in types:
+                    break
+            else:
+                return message
+        except KeyError:
+            pass
     kind = message.get("type")
     if kind != expected_type:
         raise ProtocolViolation(f'expected a "{expected_type}" message, got type {brief(kind)}')

@@ -113,6 +113,8 @@ def checked_action(message: dict[str, Any], decision: int, legal: list[dict[str,
     entry = find_legal(legal, action)
     if entry is None:
         raise BadAnswer("illegal", why_illegal(action, legal))
+    if dict not in map(type, entry.values()):
+        return dict(entry)  # no range in it
     return {key: action[key] if is_range(value) else value for key, value in entry.items()}
 
 
@@ -335,13 +337,13 @@ class Match:
         A decision may run past the limit by what is left of the seat's time bank, which is charged
         with the time the bot took beyond the limit and nothing else (PROTOCOL.md § 5)."""
         index = table.seating[seat]
-        process = self._process(index)
+        process = self._processes[index]  # running: a seat whose bot did not start or faulted is the fallback's
         allowed = process.spec.decision_timeout or self.limits.decision_timeout
         bank = table.banks[seat]
         request = {"type": "decision", "game_id": table.record.game_id, "decision": table.decision, "seat": seat,
                    "view": table.state.view(seat), "events": table.pending_events[seat], "legal": legal,
                    "time_ms": round(allowed * 1000), "bank_ms": int(bank * 1000)}
-        self._give_turn(index)
+        self._give_turn(index)  # the bot deciding is thawed by `ask`, once its request is in its pipe
         self.heartbeat(index)
         message, raw, seconds = process.ask(request, allowed, bank)
         self.heartbeat(None)
@@ -396,18 +398,16 @@ class Match:
             self.heartbeat(None)
         return process
 
-    def _give_turn(self, index: int | None) -> None:
-        """Freeze every other bot of the table while bot `index` decides (None: thaw them all), so
-        that nothing another bot runs outside its turn (a spinning child, pondering) costs it CPU,
-        and no bot can time its opponents' thinking. Bots are frozen before one is thawed: the
-        kernel's count of frozen cgroups then never drops to zero mid-match, which would make each
-        write patch its code (some 100 us instead of 1-2). A bot whose state stays as it is costs
-        no write, so the same seat deciding twice in a row costs nothing."""
+    def _give_turn(self, index: int) -> None:
+        """Freeze every other bot of the table while bot `index` decides, so that nothing another
+        bot runs outside its turn (a spinning child, pondering) costs it CPU, and no bot can time
+        its opponents' thinking. They are frozen before the bot deciding is thawed (`BotSession.ask`
+        does that): the kernel's count of frozen cgroups then never drops to zero mid-match, which
+        would make each write patch its code (some 100 us instead of 1-2). A bot whose state stays
+        as it is costs no write, so the same seat deciding twice in a row costs nothing."""
         for other, process in enumerate(self._processes):
             if process is not None and other != index:
-                process.freeze(index is not None)
-        if index is not None and self._processes[index] is not None:
-            self._processes[index].freeze(False)
+                process.freeze(True)
 
     def _discard(self, index: int) -> None:
         """Kill a faulted bot; it is started afresh before its next game."""

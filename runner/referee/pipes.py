@@ -53,6 +53,7 @@ class PipeTransport(Transport):
         self._stderr_lock = threading.Lock()
         self._stderr_thread: threading.Thread | None = None
         self._pidfd: int | None = None  # readable once the process has exited; None without pidfd support
+        self._stdin = self._stdout = -1  # the pipes' file descriptors while the process runs
         self.confinement: Confinement | None = None
         self.frozen = False  # whether its freezer cgroup holds all its processes stopped
 
@@ -124,14 +125,15 @@ class PipeTransport(Transport):
 
     def _watch(self) -> None:
         """Make stdin and stdout non-blocking, and set up the polls that wait on them and on the exit."""
-        os.set_blocking(self._proc.stdin.fileno(), False)
-        os.set_blocking(self._proc.stdout.fileno(), False)
+        self._stdin, self._stdout = self._proc.stdin.fileno(), self._proc.stdout.fileno()
+        os.set_blocking(self._stdin, False)
+        os.set_blocking(self._stdout, False)
         self._pidfd = open_pidfd(self._proc.pid)
         self._poll_in = select.poll()
-        self._poll_in.register(self._proc.stdout.fileno(), select.POLLIN)
+        self._poll_in.register(self._stdout, select.POLLIN)
         self._poll_out = select.poll()
-        self._poll_out.register(self._proc.stdin.fileno(), select.POLLOUT)
-        self._watched = [self._proc.stdout.fileno()]  # what `settle` waits on: output, or the exit
+        self._poll_out.register(self._stdin, select.POLLOUT)
+        self._watched = [self._stdout]  # what `settle` waits on: output, or the exit
         if self._pidfd is not None:
             self._poll_in.register(self._pidfd, select.POLLIN)
             self._poll_out.register(self._pidfd, select.POLLIN)
@@ -168,6 +170,7 @@ class PipeTransport(Transport):
                 stream.close()
             except OSError:
                 pass  # closing a pipe whose other end died can report the broken pipe; it is closed
+        self._stdin = self._stdout = -1  # their numbers may be reused by files opened from now on
         if self._stderr_thread is not None:
             os.write(self._stderr_stop[1], b"!")  # a process that escaped the kill may hold the pipe
             self._stderr_thread.join(timeout=2.0)
@@ -179,18 +182,20 @@ class PipeTransport(Transport):
 
     # -- framed I/O ------------------------------------------------------------------------
 
+    def offer(self, data: bytes) -> int:
+        try:
+            return os.write(self._stdin, data)
+        except BlockingIOError:
+            return 0
+        except OSError:
+            raise TransportError("crash", f"the bot closed its input ({self.exit_status()})") from None
+
     def write(self, data: bytes, deadline: float) -> None:
         view = memoryview(data)
-        fd = self._proc.stdin.fileno()
         while view:
-            try:
-                written = os.write(fd, view)
-                view = view[written:]
-                continue
-            except BlockingIOError:
-                pass
-            except OSError:
-                raise TransportError("crash", f"the bot closed its input ({self.exit_status()})") from None
+            view = view[self.offer(view):]
+            if not view:
+                return
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise TransportError(
@@ -227,7 +232,7 @@ class PipeTransport(Transport):
     def settle(self, data: bytes, grace: float) -> int:
         """A bot handles its input in order, so once it has read on, whatever it sent in reply to
         what came before (a second answer, say) is in the pipe."""
-        stdin = self._proc.stdin.fileno()
+        stdin = self._stdin
         try:
             written = os.write(stdin, data)
         except OSError:
@@ -249,7 +254,7 @@ class PipeTransport(Transport):
         data = bytearray(self._reader.pending())
         if self._proc is None:
             return bytes(data)  # never started (spawn failed): nothing more can have arrived
-        fd = self._proc.stdout.fileno()
+        fd = self._stdout
         while len(data) <= self.limits.max_frame:
             try:
                 chunk = os.read(fd, 1 << 16)
@@ -263,7 +268,7 @@ class PipeTransport(Transport):
     def _read_chunk(self) -> bool:
         """Feed the reader what the pipe holds; False when it holds nothing now (crash at end of file)."""
         try:
-            chunk = os.read(self._proc.stdout.fileno(), 1 << 16)
+            chunk = os.read(self._stdout, 1 << 16)
         except BlockingIOError:
             return False
         if not chunk:

@@ -107,16 +107,28 @@ class BotSession:
         """Send a decision request and take the answer within `allowed` seconds and `bank` more (what
         is left of the seat's time bank); return the answer, its raw body and the seconds the bot took.
         The clock starts once the frames are encoded (the referee's work, not the bot's), as the
-        referee writes them, and stops when the whole answer has arrived (PROTOCOL.md § 5)."""
+        referee writes them, and stops when the whole answer has arrived (PROTOCOL.md § 5).
+
+        A frozen bot is thawed once what fits of the request is in its pipe: the read it resumes
+        finds the request, where thawing it first would wake it once for nothing (its read, back
+        to sleep) and again for the request, two more switches of a shared core per turn."""
         data = self._frames(request)
         started = self.transport.now()
         deadline = started + allowed + bank
-        self._write(data, deadline)
+        try:
+            sent = self.transport.offer(data)
+            self.freeze(False)
+            if sent < len(data):
+                self.transport.write(memoryview(data)[sent:], deadline)
+        except TransportError as error:
+            raise BotFault(self._fault(error.kind, str(error), error.data)) from None
         message, raw = self.receive(deadline, allowed, bank if self.limits.time_bank else None)
         return message, raw, self.transport.now() - started
 
     def _frames(self, message: dict[str, Any]) -> bytes:
         """The queued notifications and `message`, encoded, the queue emptied."""
+        if not self._outbox:
+            return encode(message)
         self._outbox += encode(message)
         data = bytes(self._outbox)
         self._outbox.clear()

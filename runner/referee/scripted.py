@@ -148,13 +148,18 @@ class ScriptedTransport(Transport):
             raise TransportError("start", self.start_error)
         self._spawned = True
 
-    def write(self, data: bytes, deadline: float) -> None:
+    def offer(self, data: bytes) -> int:
         if not self.alive:
             raise TransportError("crash", f"the bot closed its input ({self.exit_status()})")
         if self.deaf:
+            return 0
+        self._deliver(data)
+        return len(data)
+
+    def write(self, data: bytes, deadline: float) -> None:
+        if self.offer(data) < len(data):
             raise TransportError("timeout", f"the bot did not read its input: {len(data)} bytes of a frame "
                                             "could not be sent")
-        self._deliver(data)
 
     def receive(self, deadline: float) -> tuple[dict[str, Any], bytes]:
         while True:
@@ -190,6 +195,8 @@ class ScriptedTransport(Transport):
 
     def freeze(self, frozen: bool) -> None:
         self.frozen = frozen
+        if not frozen:
+            self._deliver(b"")  # what reached it while it was frozen
 
     def wait_exit(self, timeout: float) -> int | None:
         return self._status
@@ -211,9 +218,10 @@ class ScriptedTransport(Transport):
         return self.cap
 
     def _deliver(self, data: bytes) -> None:
-        """The bot reads `data`: each whole message first lets the late replies through, then runs the script."""
+        """The bot reads `data` (once thawed, if frozen): each whole message first lets the late
+        replies through, then runs the script."""
         self._input.feed(data)
-        while self._status is None and (body := self._input.next_body()) is not None:
+        while self._status is None and not self.frozen and (body := self._input.next_body()) is not None:
             message = decode_body(body, budget=False)
             self.heard.append(message)
             self._thinking = max(self._thinking, self.clock.now)

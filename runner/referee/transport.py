@@ -66,6 +66,11 @@ class Transport(ABC):
         """Write frames to the bot, waiting for it to read at most until `deadline` (TransportError)."""
 
     @abstractmethod
+    def offer(self, data: bytes) -> int:
+        """Write what of `data` the channel takes now, without waiting (a frozen bot's pipe takes a
+        request); return how many bytes. TransportError("crash") when the bot's input is closed."""
+
+    @abstractmethod
     def receive(self, deadline: float) -> tuple[dict[str, Any], bytes]:
         """One message and its raw body before `deadline`: TransportError for a bad frame or an
         exit, NoReply when the deadline passes first."""
