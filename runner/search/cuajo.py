@@ -19,7 +19,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from bisect import bisect_right
 from itertools import accumulate, combinations, product
 from math import comb, factorial, prod
@@ -486,43 +486,24 @@ class HandCount:
     and draws, a set of that many meeting the same condition: 1 unless the hand holds extra copies of
     a needed card, so one coin per card (1 / that number) keeps the decks exactly uniform."""
 
-    def __init__(self, packet: int, cards: list[int], deadlines: list[list[int]], places: list[int],
-                 tables: list[dict[int, int]]):
-        self.packet, self.cards, self.deadlines, self.places, self.tables = packet, cards, deadlines, places, tables
-        totals = [len(own) for own in deadlines]
-        starts = []
-        for state, ways in tables[0].items():
-            placed = [state // place % (total + 1) for place, total in zip(places, totals)]
-            if sum(placed) <= packet:
-                starts.append((state, placed, _packet_ways(packet, placed) * ways))
-        self.starts = [(state, placed) for state, placed, _ in starts]
-        self.running = list(accumulate(ways for _, _, ways in starts))
+    def __init__(self, cards: list[int], counted: "_Counted"):
+        self.cards = cards
+        self.packet, self.deadlines, self.places = counted.packet, counted.deadlines, counted.places
+        self.tables, self.starts, self.running = counted.tables, counted.starts, counted.running
 
     @classmethod
     def of(cls, packet: int, units: list[tuple[int, int]]) -> "HandCount | None":
-        """The count for these units (card, k), in order of k; None past MOST_COUNTED_STATES. A state
-        is a number, one digit per needed card (in base its copies + 1): the copies placed so far."""
-        cards = sorted({card for card, _ in units})
-        deadlines = [[drawn for card, drawn in units if card == needed] for needed in cards]
-        places = list(accumulate([1] + [len(own) + 1 for own in deadlines[:-1]], lambda a, b: a * b))
-        last = max(drawn for _, drawn in units)
-        tables: list[dict[int, int]] = [{} for _ in range(last + 1)]
-        tables[last][sum(len(own) * place for own, place in zip(deadlines, places))] = 1
-        for k in range(last, 0, -1):  # the states before draw k, from those after it
-            # the cards draw k may have held a needed copy of: those with a copy needed later than k - 1
-            # (a digit above what the draws up to k - 1 must hold)
-            movable = [(place, len(own) + 1, sum(drawn <= k - 1 for drawn in own))
-                       for own, place in zip(deadlines, places)]
-            movable = [entry for entry in movable if entry[2] < entry[1] - 1]
-            earlier = tables[k - 1]
-            for state, ways in tables[k].items():
-                earlier[state] = earlier.get(state, 0) + ways  # draw k holds no needed copy
-                for place, base, required in movable:
-                    if state // place % base > required:  # draw k held one copy of this card
-                        earlier[state - place] = earlier.get(state - place, 0) + ways
-            if len(earlier) > MOST_COUNTED_STATES:
-                return None
-        return cls(packet, cards, deadlines, places, tables)
+        """The count for these units (card, k), in order of k; None past MOST_COUNTED_STATES. The
+        count depends only on the packet and each needed card's deadlines, not on which card it is,
+        so the cards are ordered by their deadlines and the count kept (`_counted`) for the next
+        position, seat or sample that needs the same (a hand's units change only when it gives up a
+        card: 0.1-0.5 s a count late in a hand)."""
+        deadlines_of: dict[int, list[int]] = {}
+        for card, drawn in units:
+            deadlines_of.setdefault(card, []).append(drawn)
+        cards = sorted(deadlines_of, key=lambda card: (deadlines_of[card], card))
+        counted = _counted(packet, tuple(tuple(deadlines_of[card]) for card in cards))
+        return None if counted is None else cls(cards, counted)
 
     def place(self, deck: list[int | None], chain: list[int], rng: random.Random) -> None:
         """Put the needed copies on the hand's positions, every placement alike likely."""
@@ -559,9 +540,63 @@ class HandCount:
         return True
 
 
+@dataclass(frozen=True)
+class _Counted:
+    """One count of `HandCount` (the cards it places are named by their index in `deadlines`): a
+    state is a number, one digit per needed card (in base its copies + 1), the copies placed so far;
+    `tables[k]` the placements of draws after k from each state, `starts` with `running` the
+    packet's placements, their running total weighted by the ways to complete them."""
+
+    packet: int
+    deadlines: tuple[tuple[int, ...], ...]
+    places: list[int]
+    tables: list[dict[int, int]]
+    starts: list[tuple[int, list[int]]]
+    running: list[int]
+
+
+@lru_cache(maxsize=64)
+def _counted(packet: int, deadlines: tuple[tuple[int, ...], ...]) -> _Counted | None:
+    """The count of `HandCount.of`, draw by draw from the last needed one back; None past
+    MOST_COUNTED_STATES states at one draw."""
+    places = list(accumulate([1] + [len(own) + 1 for own in deadlines[:-1]], lambda a, b: a * b))
+    last = max(own[-1] for own in deadlines)
+    tables: list[dict[int, int]] = [{} for _ in range(last + 1)]
+    tables[last][sum(len(own) * place for own, place in zip(deadlines, places))] = 1
+    for k in range(last, 0, -1):  # the states before draw k, from those after it
+        # the cards draw k may have held a needed copy of: those with a copy needed later than k - 1
+        # (a digit above what the draws up to k - 1 must hold)
+        movable = [(place, len(own) + 1, sum(drawn <= k - 1 for drawn in own))
+                   for own, place in zip(deadlines, places)]
+        movable = [entry for entry in movable if entry[2] < entry[1] - 1]
+        earlier = tables[k - 1]
+        for state, ways in tables[k].items():
+            earlier[state] = earlier.get(state, 0) + ways  # draw k holds no needed copy
+            for place, base, required in movable:
+                if state // place % base > required:  # draw k held one copy of this card
+                    earlier[state - place] = earlier.get(state - place, 0) + ways
+        if len(earlier) > MOST_COUNTED_STATES:
+            return None
+    bases = [(place, len(own) + 1) for own, place in zip(deadlines, places)]
+    starts, weights = [], []
+    for state, ways in tables[0].items():
+        placed = [state // place % base for place, base in bases]
+        if sum(placed) <= packet:
+            starts.append((state, placed))
+            weights.append(_packet_ways(packet, placed) * ways)
+    return _Counted(packet, deadlines, places, tables, starts, list(accumulate(weights)))
+
+
+#: n! for every n up to a packet's size (`_packet_ways` runs for each start of a count)
+FACTORIALS = [factorial(n) for n in range(HAND_SIZE + 2)]
+
+
 def _packet_ways(packet: int, placed: list[int]) -> int:
     """The ways to choose which packet positions hold the needed copies, `placed` of each card."""
-    return factorial(packet) // (prod(factorial(copies) for copies in placed) * factorial(packet - sum(placed)))
+    ways = FACTORIALS[packet] // FACTORIALS[packet - sum(placed)]
+    for copies in placed:
+        ways //= FACTORIALS[copies]
+    return ways
 
 
 def _keeps_purro_flags(plan: Plan, choice: Choice, seat: int, deck: list[int]) -> bool:
