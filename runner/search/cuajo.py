@@ -107,6 +107,7 @@ class _Walk:
         self.draws, self.turn = 0, 1
         self.purro, self.penalty = [False] * 4, [0] * 4  # the public flags, and penalty turns left (cuajo.md § Purro)
         self.automatic_take = False  # the next take is the empty stock's (or turn cap's) automatic one
+        self.shown_to: list[tuple] | None = None  # the flow of a hidden seat whose draw was just shown
 
     def run(self) -> Reading:
         for index, event in enumerate(self.events):
@@ -145,6 +146,8 @@ class _Walk:
             self.drawn(event, flow, following)
         elif kind in ("take", "claim") and flow is not None:
             flow.append(("in", parse_card(event["card"])))
+        if kind == "claim" and self.shown_to and self.shown_to[-1] == ("in", parse_card(event["card"])):
+            self.shown_to.pop()  # the claimed card never reached the drawer's hand
         elif kind == "discard":
             self.discarded(event, flow, following)
         elif kind == "secret" and flow is not None:
@@ -168,9 +171,8 @@ class _Walk:
             card = _own_draw(self.views, self.answered, following)
         if card is not None:
             self.reading.seen_at[position] = parse_card(card)
+        self.shown_to = flow if card is not None else None
         if flow is not None:
-            # a shown card claimed by another seat never reaches the drawer, but the hand ends
-            # at the claim, so counting it in adds no requirement
             flow.append(("in", parse_card(card)) if card is not None else ("unseen", position))
 
     def discarded(self, event: dict[str, Any], flow: list[tuple] | None, following: dict[str, Any]) -> None:
@@ -210,6 +212,9 @@ class Choice:
     units: list[tuple[int, int, int]]  # (seat, card type, k): one more copy lies in the seat's first k draws or its packet
     rest: list[int]  # the unseen cards left once one copy per unit is set aside
     weight: int  # (placement choices of the units) x (orders of the rest): 1 / the chance of one placement path
+    #: after game_end, per hidden hand, the cards its own positions hold but for its units (the reveal
+    #: fixes them hand by hand: `Plan.hand_pools`); None before, when all share `rest`
+    pools: dict[int, list[int]] | None = None
 
     @cached_property
     def units_by_seat(self) -> dict[int, list[tuple[int, int]]]:
@@ -236,6 +241,10 @@ class Plan:
         reading = self.reading
         self.dealer = reading.dealer
         self.fixed: dict[int, int] = dict(reading.seen_at)
+        #: after game_end, per hidden hand, how many of each card its packet and unseen draws held
+        self.hand_pools: dict[int, list[int]] | None = None
+        if transcript.game_end is not None and self.dealer is not None:
+            self.hand_pools = self._read_reveal(transcript.game_end["reveal"])
         unseen = [COPIES] * TYPES
         for card in self.fixed.values():
             unseen[card] -= 1
@@ -252,6 +261,9 @@ class Plan:
                 packet = list(packet_positions(self.dealer, other))
                 self.packet_sizes[other] = len(packet)
                 self.chains[other] = packet + [step[1] for step in flow if step[0] == "unseen"]
+        if self.hand_pools is not None and any(sum(self.hand_pools[other]) != len(chain) or min(self.hand_pools[other]) < 0
+                                               for other, chain in self.chains.items()):
+            raise SamplingError("game_end's reveal does not fit the cards the hidden hands were seen to move")
         self.sowee = reading.seen_at.get(SOWEE_POSITION)
         #: hidden hands seen purro at some time: the proposal checks their purro flags itself (a random
         #: hand is one card from complete about once in 560), the other flags are left to `replay`
@@ -266,6 +278,43 @@ class Plan:
         self.template: list[int | None] = [self.fixed.get(p) for p in range(DECK_SIZE)]
         #: the order `_placed` deals the hidden hands in: those it checks first (their check rejects most)
         self.seat_order = sorted(self.chains, key=lambda other: other not in self.purro_checked)
+
+    def _read_reveal(self, reveal: dict[str, Any]) -> dict[int, list[int]]:
+        """game_end's reveal (cuajo.md § Engine choices, what the reveal shows): the stock left lies
+        at the end of the deck, top first, and each hidden hand's final cards and laid secrets, plus
+        what it discarded, less what it took or was shown drawing, are what its packet and unseen
+        draws held: the hand's own cards to deal (`hand_pools`)."""
+        stock = reveal["stock"]
+        for offset, card in enumerate(stock):
+            self.fixed[DECK_SIZE - len(stock) + offset] = parse_card(card)
+        pools = {}
+        for other, flow in self.reading.flows.items():
+            held = [0] * TYPES
+            for card in reveal["hands"][other] + [card for laid in reveal["secrets"][other] for card in laid]:
+                held[parse_card(card)] += 1
+            for step in flow:
+                if step[0] == "in":
+                    held[step[1]] -= 1
+                elif step[0] == "out" and step[4] == "discard":
+                    held[step[1]] += step[2]
+            pools[other] = held
+        self.revealed_secrets = {other: Counter(parse_card(card) for laid in reveal["secrets"][other] for card in laid)
+                                 for other in self.reading.flows}
+        return pools
+
+    def _laid_as_revealed(self, cards: tuple[int | None, ...]) -> bool:
+        """Whether the secret cards `cards` assigns (None: not yet) lay no card a reveal's secrets do
+        not show, and, when all are assigned, exactly the secrets it shows."""
+        for other, flow in self.reading.flows.items():
+            laid: Counter[int] = Counter()
+            for step in flow:
+                if step[0] == "out" and step[4] != "discard":
+                    card = step[1] if step[3] is None else cards[step[3]]
+                    if card is not None:
+                        laid[card] += step[2]
+            if laid - self.revealed_secrets[other] or (None not in cards and laid != self.revealed_secrets[other]):
+                return False
+        return True
 
     @cached_property
     def counts(self) -> dict[int, HandCount]:
@@ -307,6 +356,8 @@ class Plan:
         if self.dealer is None:
             return Choice(cards, [], [t for t in range(TYPES) for _ in range(self.unseen[t])], 1)
         units = self._units(cards)
+        if self.hand_pools is not None:
+            return self._revealed_choice(cards, units)
         left = self.unseen[:]
         paths = 1
         placed = Counter()
@@ -321,6 +372,25 @@ class Plan:
         rest = [t for t in range(TYPES) for _ in range(left[t])]
         orders = factorial(len(rest)) // prod(factorial(count) for count in left)
         return Choice(cards, units, rest, paths * orders)
+
+    def _revealed_choice(self, cards: tuple[int | None, ...], units: list[tuple[int, int, int]]) -> Choice | None:
+        """`_choice` after game_end: each hidden hand's units are set aside from its own cards
+        (`hand_pools`), whose other cards it deals in any order."""
+        if not self._laid_as_revealed(cards):
+            return None
+        left = {other: pool[:] for other, pool in self.hand_pools.items()}
+        paths, placed = 1, Counter()
+        for other, card, drawn in units:
+            left[other][card] -= 1
+            free = self.packet_sizes[other] + drawn - placed[other]
+            if left[other][card] < 0 or free <= 0:
+                return None
+            paths *= free
+            placed[other] += 1
+        paths //= prod(factorial(copies) for copies in Counter(units).values())
+        orders = prod(factorial(sum(pool)) // prod(factorial(count) for count in pool) for pool in left.values())
+        pools = {other: [t for t in range(TYPES) for _ in range(pool[t])] for other, pool in left.items()}
+        return Choice(cards, units, [], paths * orders, pools)
 
     def _choices(self) -> list[Choice]:
         """Every assignment of the hidden secret cards that some deal meets (each candidate pruned alone first)."""
@@ -400,6 +470,8 @@ def _placed(plan: Plan, choice: Choice, rng: random.Random) -> list[int] | None:
     dealing = _Dealing(plan.template[:], choice.rest[:], rng)
     units_by_seat = choice.units_by_seat
     for other in plan.seat_order:
+        if choice.pools is not None:
+            dealing.pool = choice.pools[other][:]
         if other in plan.counts:
             kept = dealing.counted_hand(plan.chains[other], plan.counts[other])
         else:
