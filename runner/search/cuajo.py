@@ -627,10 +627,11 @@ class _Counted:
     running: list[int]
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=16)
 def _counted(packet: int, deadlines: tuple[tuple[int, ...], ...]) -> _Counted | None:
     """The count of `HandCount.of`, draw by draw from the last needed one back; None past
-    MOST_COUNTED_STATES states at one draw."""
+    MOST_COUNTED_STATES states at one draw. The last 16 are kept (up to some 30,000 table entries
+    each, 3 MB: a bot's decisions in one hand need a few, one per hidden hand and change)."""
     places = list(accumulate([1] + [len(own) + 1 for own in deadlines[:-1]], lambda a, b: a * b))
     last = max(own[-1] for own in deadlines)
     tables: list[dict[int, int]] = [{} for _ in range(last + 1)]
