@@ -100,5 +100,5 @@ def replayed_messages(game_name: str, transcript: Transcript, deck: list[str], o
     if not state.is_over() and state.to_move() == seat:
         rebuilt.decisions.append({"view": state.view(seat), "events": pending, "legal": state.legal_actions()})
     elif state.is_over():
-        rebuilt.game_end = {"events": pending}
+        rebuilt.game_end = {"events": pending, "reveal": state.reveal(), "result": state.result().to_wire()}
     return rebuilt

@@ -19,7 +19,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from bisect import bisect_right
 from itertools import accumulate, combinations, product
 from math import comb, factorial, prod
@@ -107,6 +107,7 @@ class _Walk:
         self.draws, self.turn = 0, 1
         self.purro, self.penalty = [False] * 4, [0] * 4  # the public flags, and penalty turns left (cuajo.md § Purro)
         self.automatic_take = False  # the next take is the empty stock's (or turn cap's) automatic one
+        self.shown_to: list[tuple] | None = None  # the flow of a hidden seat whose draw was just shown
 
     def run(self) -> Reading:
         for index, event in enumerate(self.events):
@@ -145,6 +146,8 @@ class _Walk:
             self.drawn(event, flow, following)
         elif kind in ("take", "claim") and flow is not None:
             flow.append(("in", parse_card(event["card"])))
+        if kind == "claim" and self.shown_to and self.shown_to[-1] == ("in", parse_card(event["card"])):
+            self.shown_to.pop()  # the claimed card never reached the drawer's hand
         elif kind == "discard":
             self.discarded(event, flow, following)
         elif kind == "secret" and flow is not None:
@@ -168,9 +171,8 @@ class _Walk:
             card = _own_draw(self.views, self.answered, following)
         if card is not None:
             self.reading.seen_at[position] = parse_card(card)
+        self.shown_to = flow if card is not None else None
         if flow is not None:
-            # a shown card claimed by another seat never reaches the drawer, but the hand ends
-            # at the claim, so counting it in adds no requirement
             flow.append(("in", parse_card(card)) if card is not None else ("unseen", position))
 
     def discarded(self, event: dict[str, Any], flow: list[tuple] | None, following: dict[str, Any]) -> None:
@@ -210,6 +212,9 @@ class Choice:
     units: list[tuple[int, int, int]]  # (seat, card type, k): one more copy lies in the seat's first k draws or its packet
     rest: list[int]  # the unseen cards left once one copy per unit is set aside
     weight: int  # (placement choices of the units) x (orders of the rest): 1 / the chance of one placement path
+    #: after game_end, per hidden hand, the cards its own positions hold but for its units (the reveal
+    #: fixes them hand by hand: `Plan.hand_pools`); None before, when all share `rest`
+    pools: dict[int, list[int]] | None = None
 
     @cached_property
     def units_by_seat(self) -> dict[int, list[tuple[int, int]]]:
@@ -236,6 +241,10 @@ class Plan:
         reading = self.reading
         self.dealer = reading.dealer
         self.fixed: dict[int, int] = dict(reading.seen_at)
+        #: after game_end, per hidden hand, how many of each card its packet and unseen draws held
+        self.hand_pools: dict[int, list[int]] | None = None
+        if transcript.game_end is not None and self.dealer is not None:
+            self.hand_pools = self._read_reveal(transcript.game_end["reveal"])
         unseen = [COPIES] * TYPES
         for card in self.fixed.values():
             unseen[card] -= 1
@@ -252,6 +261,9 @@ class Plan:
                 packet = list(packet_positions(self.dealer, other))
                 self.packet_sizes[other] = len(packet)
                 self.chains[other] = packet + [step[1] for step in flow if step[0] == "unseen"]
+        if self.hand_pools is not None and any(sum(self.hand_pools[other]) != len(chain) or min(self.hand_pools[other]) < 0
+                                               for other, chain in self.chains.items()):
+            raise SamplingError("game_end's reveal does not fit the cards the hidden hands were seen to move")
         self.sowee = reading.seen_at.get(SOWEE_POSITION)
         #: hidden hands seen purro at some time: the proposal checks their purro flags itself (a random
         #: hand is one card from complete about once in 560), the other flags are left to `replay`
@@ -266,6 +278,43 @@ class Plan:
         self.template: list[int | None] = [self.fixed.get(p) for p in range(DECK_SIZE)]
         #: the order `_placed` deals the hidden hands in: those it checks first (their check rejects most)
         self.seat_order = sorted(self.chains, key=lambda other: other not in self.purro_checked)
+
+    def _read_reveal(self, reveal: dict[str, Any]) -> dict[int, list[int]]:
+        """game_end's reveal (cuajo.md § Engine choices, what the reveal shows): the stock left lies
+        at the end of the deck, top first, and each hidden hand's final cards and laid secrets, plus
+        what it discarded, less what it took or was shown drawing, are what its packet and unseen
+        draws held: the hand's own cards to deal (`hand_pools`)."""
+        stock = reveal["stock"]
+        for offset, card in enumerate(stock):
+            self.fixed[DECK_SIZE - len(stock) + offset] = parse_card(card)
+        pools = {}
+        for other, flow in self.reading.flows.items():
+            held = [0] * TYPES
+            for card in reveal["hands"][other] + [card for laid in reveal["secrets"][other] for card in laid]:
+                held[parse_card(card)] += 1
+            for step in flow:
+                if step[0] == "in":
+                    held[step[1]] -= 1
+                elif step[0] == "out" and step[4] == "discard":
+                    held[step[1]] += step[2]
+            pools[other] = held
+        self.revealed_secrets = {other: Counter(parse_card(card) for laid in reveal["secrets"][other] for card in laid)
+                                 for other in self.reading.flows}
+        return pools
+
+    def _laid_as_revealed(self, cards: tuple[int | None, ...]) -> bool:
+        """Whether the secret cards `cards` assigns (None: not yet) lay no card a reveal's secrets do
+        not show, and, when all are assigned, exactly the secrets it shows."""
+        for other, flow in self.reading.flows.items():
+            laid: Counter[int] = Counter()
+            for step in flow:
+                if step[0] == "out" and step[4] != "discard":
+                    card = step[1] if step[3] is None else cards[step[3]]
+                    if card is not None:
+                        laid[card] += step[2]
+            if laid - self.revealed_secrets[other] or (None not in cards and laid != self.revealed_secrets[other]):
+                return False
+        return True
 
     @cached_property
     def counts(self) -> dict[int, HandCount]:
@@ -307,6 +356,8 @@ class Plan:
         if self.dealer is None:
             return Choice(cards, [], [t for t in range(TYPES) for _ in range(self.unseen[t])], 1)
         units = self._units(cards)
+        if self.hand_pools is not None:
+            return self._revealed_choice(cards, units)
         left = self.unseen[:]
         paths = 1
         placed = Counter()
@@ -321,6 +372,25 @@ class Plan:
         rest = [t for t in range(TYPES) for _ in range(left[t])]
         orders = factorial(len(rest)) // prod(factorial(count) for count in left)
         return Choice(cards, units, rest, paths * orders)
+
+    def _revealed_choice(self, cards: tuple[int | None, ...], units: list[tuple[int, int, int]]) -> Choice | None:
+        """`_choice` after game_end: each hidden hand's units are set aside from its own cards
+        (`hand_pools`), whose other cards it deals in any order."""
+        if not self._laid_as_revealed(cards):
+            return None
+        left = {other: pool[:] for other, pool in self.hand_pools.items()}
+        paths, placed = 1, Counter()
+        for other, card, drawn in units:
+            left[other][card] -= 1
+            free = self.packet_sizes[other] + drawn - placed[other]
+            if left[other][card] < 0 or free <= 0:
+                return None
+            paths *= free
+            placed[other] += 1
+        paths //= prod(factorial(copies) for copies in Counter(units).values())
+        orders = prod(factorial(sum(pool)) // prod(factorial(count) for count in pool) for pool in left.values())
+        pools = {other: [t for t in range(TYPES) for _ in range(pool[t])] for other, pool in left.items()}
+        return Choice(cards, units, [], paths * orders, pools)
 
     def _choices(self) -> list[Choice]:
         """Every assignment of the hidden secret cards that some deal meets (each candidate pruned alone first)."""
@@ -400,6 +470,8 @@ def _placed(plan: Plan, choice: Choice, rng: random.Random) -> list[int] | None:
     dealing = _Dealing(plan.template[:], choice.rest[:], rng)
     units_by_seat = choice.units_by_seat
     for other in plan.seat_order:
+        if choice.pools is not None:
+            dealing.pool = choice.pools[other][:]
         if other in plan.counts:
             kept = dealing.counted_hand(plan.chains[other], plan.counts[other])
         else:
@@ -486,43 +558,24 @@ class HandCount:
     and draws, a set of that many meeting the same condition: 1 unless the hand holds extra copies of
     a needed card, so one coin per card (1 / that number) keeps the decks exactly uniform."""
 
-    def __init__(self, packet: int, cards: list[int], deadlines: list[list[int]], places: list[int],
-                 tables: list[dict[int, int]]):
-        self.packet, self.cards, self.deadlines, self.places, self.tables = packet, cards, deadlines, places, tables
-        totals = [len(own) for own in deadlines]
-        starts = []
-        for state, ways in tables[0].items():
-            placed = [state // place % (total + 1) for place, total in zip(places, totals)]
-            if sum(placed) <= packet:
-                starts.append((state, placed, _packet_ways(packet, placed) * ways))
-        self.starts = [(state, placed) for state, placed, _ in starts]
-        self.running = list(accumulate(ways for _, _, ways in starts))
+    def __init__(self, cards: list[int], counted: "_Counted"):
+        self.cards = cards
+        self.packet, self.deadlines, self.places = counted.packet, counted.deadlines, counted.places
+        self.tables, self.starts, self.running = counted.tables, counted.starts, counted.running
 
     @classmethod
     def of(cls, packet: int, units: list[tuple[int, int]]) -> "HandCount | None":
-        """The count for these units (card, k), in order of k; None past MOST_COUNTED_STATES. A state
-        is a number, one digit per needed card (in base its copies + 1): the copies placed so far."""
-        cards = sorted({card for card, _ in units})
-        deadlines = [[drawn for card, drawn in units if card == needed] for needed in cards]
-        places = list(accumulate([1] + [len(own) + 1 for own in deadlines[:-1]], lambda a, b: a * b))
-        last = max(drawn for _, drawn in units)
-        tables: list[dict[int, int]] = [{} for _ in range(last + 1)]
-        tables[last][sum(len(own) * place for own, place in zip(deadlines, places))] = 1
-        for k in range(last, 0, -1):  # the states before draw k, from those after it
-            # the cards draw k may have held a needed copy of: those with a copy needed later than k - 1
-            # (a digit above what the draws up to k - 1 must hold)
-            movable = [(place, len(own) + 1, sum(drawn <= k - 1 for drawn in own))
-                       for own, place in zip(deadlines, places)]
-            movable = [entry for entry in movable if entry[2] < entry[1] - 1]
-            earlier = tables[k - 1]
-            for state, ways in tables[k].items():
-                earlier[state] = earlier.get(state, 0) + ways  # draw k holds no needed copy
-                for place, base, required in movable:
-                    if state // place % base > required:  # draw k held one copy of this card
-                        earlier[state - place] = earlier.get(state - place, 0) + ways
-            if len(earlier) > MOST_COUNTED_STATES:
-                return None
-        return cls(packet, cards, deadlines, places, tables)
+        """The count for these units (card, k), in order of k; None past MOST_COUNTED_STATES. The
+        count depends only on the packet and each needed card's deadlines, not on which card it is,
+        so the cards are ordered by their deadlines and the count kept (`_counted`) for the next
+        position, seat or sample that needs the same (a hand's units change only when it gives up a
+        card: 0.1-0.5 s a count late in a hand)."""
+        deadlines_of: dict[int, list[int]] = {}
+        for card, drawn in units:
+            deadlines_of.setdefault(card, []).append(drawn)
+        cards = sorted(deadlines_of, key=lambda card: (deadlines_of[card], card))
+        counted = _counted(packet, tuple(tuple(deadlines_of[card]) for card in cards))
+        return None if counted is None else cls(cards, counted)
 
     def place(self, deck: list[int | None], chain: list[int], rng: random.Random) -> None:
         """Put the needed copies on the hand's positions, every placement alike likely."""
@@ -559,9 +612,64 @@ class HandCount:
         return True
 
 
+@dataclass(frozen=True)
+class _Counted:
+    """One count of `HandCount` (the cards it places are named by their index in `deadlines`): a
+    state is a number, one digit per needed card (in base its copies + 1), the copies placed so far;
+    `tables[k]` the placements of draws after k from each state, `starts` with `running` the
+    packet's placements, their running total weighted by the ways to complete them."""
+
+    packet: int
+    deadlines: tuple[tuple[int, ...], ...]
+    places: list[int]
+    tables: list[dict[int, int]]
+    starts: list[tuple[int, list[int]]]
+    running: list[int]
+
+
+@lru_cache(maxsize=16)
+def _counted(packet: int, deadlines: tuple[tuple[int, ...], ...]) -> _Counted | None:
+    """The count of `HandCount.of`, draw by draw from the last needed one back; None past
+    MOST_COUNTED_STATES states at one draw. The last 16 are kept (up to some 30,000 table entries
+    each, 3 MB: a bot's decisions in one hand need a few, one per hidden hand and change)."""
+    places = list(accumulate([1] + [len(own) + 1 for own in deadlines[:-1]], lambda a, b: a * b))
+    last = max(own[-1] for own in deadlines)
+    tables: list[dict[int, int]] = [{} for _ in range(last + 1)]
+    tables[last][sum(len(own) * place for own, place in zip(deadlines, places))] = 1
+    for k in range(last, 0, -1):  # the states before draw k, from those after it
+        # the cards draw k may have held a needed copy of: those with a copy needed later than k - 1
+        # (a digit above what the draws up to k - 1 must hold)
+        movable = [(place, len(own) + 1, sum(drawn <= k - 1 for drawn in own))
+                   for own, place in zip(deadlines, places)]
+        movable = [entry for entry in movable if entry[2] < entry[1] - 1]
+        earlier = tables[k - 1]
+        for state, ways in tables[k].items():
+            earlier[state] = earlier.get(state, 0) + ways  # draw k holds no needed copy
+            for place, base, required in movable:
+                if state // place % base > required:  # draw k held one copy of this card
+                    earlier[state - place] = earlier.get(state - place, 0) + ways
+        if len(earlier) > MOST_COUNTED_STATES:
+            return None
+    bases = [(place, len(own) + 1) for own, place in zip(deadlines, places)]
+    starts, weights = [], []
+    for state, ways in tables[0].items():
+        placed = [state // place % base for place, base in bases]
+        if sum(placed) <= packet:
+            starts.append((state, placed))
+            weights.append(_packet_ways(packet, placed) * ways)
+    return _Counted(packet, deadlines, places, tables, starts, list(accumulate(weights)))
+
+
+#: n! for every n up to a packet's size (`_packet_ways` runs for each start of a count)
+FACTORIALS = [factorial(n) for n in range(HAND_SIZE + 2)]
+
+
 def _packet_ways(packet: int, placed: list[int]) -> int:
     """The ways to choose which packet positions hold the needed copies, `placed` of each card."""
-    return factorial(packet) // (prod(factorial(copies) for copies in placed) * factorial(packet - sum(placed)))
+    ways = FACTORIALS[packet] // FACTORIALS[packet - sum(placed)]
+    for copies in placed:
+        ways //= FACTORIALS[copies]
+    return ways
 
 
 def _keeps_purro_flags(plan: Plan, choice: Choice, seat: int, deck: list[int]) -> bool:

@@ -3,10 +3,11 @@
 **Consistent**, precisely: a full deal (the engine's deck order plus the options the deal depends
 on, such as the dealer; for an engine that draws part of the deal from its seed or shuffles again
 during the game, also that seed and those later shuffles) is consistent with what a seat has seen
-when playing the game's recorded public actions from it, in order, is legal at every step and gives this seat exactly the views
-(at each of its decisions, and now) and exactly the events (between two of its decisions) that it
-received. Every rule that makes a hidden card matter (a card seen to leave a hand was in it; a
-move was legal for the hidden hand that made it) is thereby a constraint, without listing it.
+when playing the game's recorded public actions from it, in order, is legal at every step and
+gives this seat exactly the views (at each of its decisions, and now) and exactly the events
+(between two of its decisions) that it received, and after the game's end the same reveal and
+result. Every rule that makes a hidden card matter (a card seen to leave a hand was in it; a move
+was legal for the hidden hand that made it) is thereby a constraint, without listing it.
 When a recorded action carries a card the seat was never shown (the card of another seat's Cuajo
 secret), that card is part of the deal: a deal then is the deck order, the options and those cards.
 
@@ -146,7 +147,7 @@ def replay(game: Game, transcript: Transcript, proposal: Proposal,
         return None
     state, seat = reached.state, transcript.seat
     if transcript.game_end is not None:
-        return state if state.is_over() and reached.pending == transcript.game_end["events"] else None
+        return state if state.is_over() and _ends_as(state, transcript.game_end, reached.pending) else None
     if reached.asked < len(transcript.decisions):  # the seat's latest decision awaits its answer
         if (state.is_over() or state.to_move() != seat
                 or not _matches(state, transcript, reached.asked, reached.pending)):
@@ -180,6 +181,13 @@ def replay_until(game: Game, transcript: Transcript, proposal: Proposal,
             return None
         pending += state.apply(action)
     return Checkpoint(state, stop, asked, pending)
+
+
+def _ends_as(state: GameState, game_end: dict[str, Any], pending: list[Event]) -> bool:
+    """True when the finished `state` tells the seat what `game_end` did: the last events, and the
+    reveal and result (the reveal shows cards, as Cuajo's hands and stock left, that no event did)."""
+    return (pending == game_end["events"] and ("reveal" not in game_end or state.reveal() == game_end["reveal"])
+            and ("result" not in game_end or state.result().to_wire() == game_end["result"]))
 
 
 def _matches(state: GameState, transcript: Transcript, index: int, pending: list[Event]) -> bool:
