@@ -145,7 +145,7 @@ def test_run_check_and_play_work_from_the_wheel_in_an_empty_directory(wheel, ven
     # the packaged sample league's whole field, search rung included, at one game and one deal to stay quick
     done = step(["cardarena", "run", "--deals", "1", "--game", "knock-rummy"], empty, venv)
     assert (empty / "results" / "sample.sqlite").is_file()
-    assert re.search(r"sample: 4 bots, 1 tables, 4 games", done.stderr), done.stderr
+    assert re.search(r"sample: 4 bots, 1 table, 4 games", done.stderr), done.stderr
     assert all(name in done.stdout for name in ("heuristic", "random-2", "search-fast")) and "faults: none" in done.stdout
 
     done = step(["cardarena", "check", str(samples / "heuristic"), "--games", "casino", "--games-per-game", "2"],
