@@ -142,11 +142,11 @@ def test_run_check_and_play_work_from_the_wheel_in_an_empty_directory(wheel, ven
     install(wheel, venv, empty)
     samples = installed_path("__import__('cardarena.samples').samples.SAMPLE_BOTS", venv, empty)
 
-    # the packaged sample league as it is, one deal per table to stay quick
-    done = step(["cardarena", "run", "--deals", "1"], empty, venv)
+    # the packaged sample league's whole field, search rung included, at one game and one deal to stay quick
+    done = step(["cardarena", "run", "--deals", "1", "--game", "knock-rummy"], empty, venv)
     assert (empty / "results" / "sample.sqlite").is_file()
-    assert re.search(r"sample: 2 bots, \d+ tables", done.stderr), done.stderr
-    assert "heuristic" in done.stdout and "random" in done.stdout
+    assert re.search(r"sample: 4 bots, 1 table, 4 games", done.stderr), done.stderr
+    assert all(name in done.stdout for name in ("heuristic", "random-2", "search-fast")) and "faults: none" in done.stdout
 
     done = step(["cardarena", "check", str(samples / "heuristic"), "--games", "casino", "--games-per-game", "2"],
                 empty, venv)

@@ -248,11 +248,16 @@ def test_the_sample_league_file_is_valid_and_plays_every_game():
     assert plans and all(len(set(plan.lineup)) >= 2 for plan in plans)
 
 
-def test_the_sample_league_plays_the_four_sample_bots_and_leaves_the_starter_kits_out():
-    """The main job's league stays random, heuristic, js and c: the C++, Go, Rust, Java and Ruby
-    kits' folders sit beside them but are excluded (league.toml `exclude`)."""
+def test_the_sample_league_is_the_ladders_lower_rungs_with_a_second_random_and_needs_no_build():
+    """The main job's field (league.toml): random, heuristic and the search-fast rung of the ladder
+    (sample_bots/README.md § The ladder), and random-2 so that random has an equal to score against
+    where the others beat it every time (Casino, Cuajo); every one runs without a build (no starter kit
+    that needs one), so the field is the same in a fresh checkout, the wheel and CI."""
     league = build_league(read_league_file(SAMPLE_LEAGUE), SAMPLE_LEAGUE.parent, str(SAMPLE_LEAGUE))
-    assert sorted(entrant.name for entrant in league.entrants) == ["c-random", "heuristic", "js-random", "random"]
+    assert sorted(entrant.name for entrant in league.entrants) == ["heuristic", "random", "random-2", "search-fast"]
+    folders = {entrant.name: entrant.spec.folder for entrant in league.entrants}
+    assert Path(folders["search-fast"]) == (SAMPLE_LEAGUE.parent / "search" / "strong" / "fast").resolve()
+    assert folders["random-2"] is None  # a command of the SDK's random bot: no file of its own
 
 
 def test_exclude_leaves_folders_out_of_the_bots_globs_and_may_match_nothing(tmp_path):
