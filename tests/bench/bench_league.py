@@ -5,8 +5,9 @@ Two leagues, each on 2 jobs (issue 25 item 3):
   * 24 bots, Knock Rummy only, `--deals 1`: six copies each of the Python random and heuristic
     bots, the JS random bot and the C random bot, each in a folder of its own (a balanced sample
     of `--max-tables` tables, four seat rotations each: most of its time is bot starts);
-  * the wave-2 sample field: each checkout's own sample league (random, heuristic, the JS and C
-    random bots; 1,536 games at its 32 deals).
+  * the wave-2 sample field, pinned (the main job's field has since changed): random, heuristic,
+    the JS and C random bots of each checkout, at the wave-2 sample league's tables (Casino 2,
+    Knock Rummy 4, Cuajo 4 partnering copies, Quitlok 5; 1,536 games at 32 deals).
 A run's time is the whole command's (its start, the games, the ratings it prints), the same for
 both checkouts. Not part of the test suite: it takes minutes.
 
@@ -31,6 +32,28 @@ ROOT = Path(__file__).resolve().parents[2]
 #: the bots a 24-bot league is made of: six copies of each, told apart by their seeds
 KINDS = ("random", "heuristic", "js", "c")
 COPIES = 6
+
+
+#: the wave-2 sample league's tables, for the yardstick field (a league file, written per checkout)
+WAVE2_TABLES = """
+[game.casino]
+players = 2
+[game.knock-rummy]
+players = 4
+[game.cuajo]
+players = 4
+partners = "copy"
+[game.quitlok]
+players = 5
+"""
+
+
+def wave2_league(where: Path, checkout: Path, deals: int) -> Path:
+    """A league file of the wave-2 sample field made of `checkout`'s own sample bots."""
+    bots = [str(checkout / "sample_bots" / kind) for kind in ("random", "heuristic", "js", "c")]
+    path = where / f"wave2-{abs(hash(str(checkout)))}.toml"
+    path.write_text(f'name = "wave2"\nbots = {bots!r}\ndeals = {deals}\n{WAVE2_TABLES}'.replace("'", '"'))
+    return path
 
 
 def league_bots(where: Path, source: Path) -> list[Path]:
@@ -82,8 +105,7 @@ def main() -> None:
         league = ["--game", "knock-rummy", "--deals", "1", "--max-tables", str(options.max_tables),
                   *(arg for bot in bots for arg in ("--bot", str(bot)))]
         leagues = {"24-bot knock-rummy --deals 1": lambda checkout: league,
-                   "wave-2 sample field": lambda checkout: [str(checkout / "sample_bots" / "league.toml"),
-                                                            "--deals", str(options.sample_deals)]}
+                   "wave-2 sample field": lambda checkout: [str(wave2_league(where, checkout, options.sample_deals))]}
         for round_number in range(options.rounds):
             for name, args in leagues.items():
                 for label, (python, checkout) in (checkouts.items() if round_number % 2 == 0
