@@ -394,10 +394,11 @@ def describe_verdict(report: CheckReport) -> list[str]:
     return [printable(line) for line in lines]
 
 
-def junit_xml(report: CheckReport) -> bytes:
-    """A JUnit XML report: one testcase per game; lifecycle faults fail every case, being part of each."""
+def junit_xml(report: CheckReport, more_cases: Callable[[ET.Element], int] | None = None) -> bytes:
+    """A JUnit XML report: one testcase per game; lifecycle faults fail every case, being part of each.
+    `more_cases` adds its own cases to the suite (the strength's) and returns how many failed."""
     bot = printable(report.bot)  # every other text below is escaped where it is rendered
-    suite = ET.Element("testsuite", name=f"cardarena check {bot}", tests=str(len(report.games)))
+    suite = ET.Element("testsuite", name=f"cardarena check {bot}")
     properties = ET.SubElement(suite, "properties")
     ET.SubElement(properties, "property", name="sandbox", value=report.sandbox)
     ET.SubElement(properties, "property", name="decision_timeout", value=f"{report.limits.decision_timeout:g}")
@@ -415,8 +416,11 @@ def junit_xml(report: CheckReport) -> bytes:
             ET.SubElement(case, "failure", type="skipped", message=game.skipped)
         out = ET.SubElement(case, "system-out")
         out.text = "\n".join(describe_game(game, report.limits))
+    if more_cases is not None:
+        failed += more_cases(suite)
+    suite.set("tests", str(len(suite.findall("testcase"))))
     suite.set("failures", str(failed))
-    suite.set("time", f"{sum(game.duration for game in report.games):.3f}")
+    suite.set("time", f"{sum(float(case.get('time', 0)) for case in suite.findall('testcase')):.3f}")
     suite.set("errors", "0")
     root = ET.Element("testsuites")
     root.append(suite)
