@@ -21,7 +21,7 @@ from cardarena.games import get_game
 from cardarena.games.base import OptionError
 from cardarena.manifest import Entrant, load_entrant
 from cardarena.strength import (StrengthReport, StrengthSettings, describe_strength, junit_cases, load_scale,
-                                measure_strength, rung_specs, strength_dict)
+                                measure_strength, rung_specs, strength_dict, strength_verdict)
 
 
 class Elo(click.ParamType):
@@ -145,5 +145,7 @@ def output(report: CheckReport, measured: StrengthReport | None, settings: Stren
         click.echo(json.dumps(data, indent=1))
         return
     if settings is not None:
-        echo(NO_RATING.split("\n") if measured is None else describe_strength(measured))
+        echo([NO_RATING] if measured is None else describe_strength(measured))
     echo(describe_verdict(report))
+    if measured is not None and not measured.passed:
+        echo([strength_verdict(measured)])

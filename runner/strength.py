@@ -473,6 +473,16 @@ def describe_strength(report: StrengthReport) -> list[str]:
     return [printable(line) for line in lines]
 
 
+def strength_verdict(report: StrengthReport) -> str:
+    """The last line of a strength that fails the check: the bot faulted in its sets, or is below --min-elo."""
+    if report.failures:
+        failed = [game.game for game in report.games if game.failures]
+        return printable(f"FAIL: {report.bot}: {len(report.failures)} fault(s) in the sets against the ladder "
+                         f"in {', '.join(failed)}, so no rating")
+    return printable(f"FAIL: {report.bot}: its rating {estimate_text(report.overall)} is below --min-elo "
+                     f"{report.settings.min_elo:g} with 95% confidence")
+
+
 def estimate_dict(estimate: Estimate | None, rungs: Sequence[Rung]) -> dict[str, Any] | None:
     if estimate is None:
         return None

@@ -17,8 +17,8 @@ from cardarena.ratings import ELO_PER_NAT, Z95, elo_of_score
 from cardarena.samples import SAMPLE_BOTS
 from cardarena.strength import (BASELINE, CHALLENGER, PLAYERS, PRIOR_VARIANCE, START_RUNG, Estimate, GameStrength,
                                 Rung, Scale, StrengthError, StrengthReport, StrengthSettings, choose_rung,
-                                describe_strength, fit_rating, lineups, load_scale, mean_rating, neighbours,
-                                next_game)
+                                describe_strength, estimate_text, fit_rating, lineups, load_scale, mean_rating, neighbours,
+                                next_game, strength_verdict)
 
 RUNGS = (Rung("random", 1000, 1000, 1000, 0), Rung("heuristic", 1400, 1350, 1450, 40),
          Rung("search-fast", 1500, 1440, 1560, 40), Rung("search-strong", 1580, 1500, 1660, 40))
@@ -147,16 +147,18 @@ def test_a_missing_or_malformed_ladder_file_is_one_clear_error(tmp_path):
 
 def test_the_text_report_gives_each_game_the_overall_figure_and_the_verdict():
     scale = Scale({"casino": RUNGS, "quitlok": RUNGS}, "2026-12-02", "abcdef1234567890", "python -m ...")
-    games = [game_with("casino", [(RUNGS[1], 0.75)] * 8), game_with("quitlok", [(RUNGS[2], 0.5)] * 8)]
+    games = [game_with("casino", [(RUNGS[1], 0.6)] * 8), game_with("quitlok", [(RUNGS[2], 0.5)] * 8)]
     report = StrengthReport("mybot", scale, StrengthSettings(min_elo=1600), games)
     lines = describe_strength(report)
     assert lines[0].startswith("strength on the ladder's scale (random = 1000; rungs measured 2026-12-02 at commit "
                                "abcdef123456)")
     assert lines[1].startswith(f"  casino: {games[0].estimate.elo:.0f} [") and "between heuristic 1400 and " \
-        "search-fast 1500" in lines[1] and "heuristic 8 (mean score 0.75)" in lines[1]
+        "search-fast 1500" in lines[1] and "heuristic 8 (mean score 0.60)" in lines[1]
     assert lines[3].startswith("  overall (the mean of 2 game(s)): ")
     assert report.below_min_elo and not report.passed
     assert lines[-1] == "  --min-elo 1600: FAIL: the rating is below it with 95% confidence"
+    assert strength_verdict(report) == f"FAIL: mybot: its rating {estimate_text(report.overall)} is below --min-elo " \
+        "1600 with 95% confidence"
 
 
 # -- the command ---------------------------------------------------------------------------------
