@@ -23,6 +23,7 @@ import json
 import math
 import time
 import xml.etree.ElementTree as ET
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
@@ -49,8 +50,9 @@ RUNG_FOLDERS = {"random": SAMPLE_BOTS / "random", "heuristic": SAMPLE_BOTS / "he
 #: the table each game is measured at (its smallest, except that Quitlok starts at 5)
 PLAYERS = {"casino": 2, "cuajo": 4, "knock-rummy": 2, "quitlok": 5}
 CHALLENGER, BASELINE = "challenger", "baseline"
-#: virtual sets scoring ½ against each rung played: they keep a perfect score finite (and cost a
-#: few Elo of pull towards the rungs played, gone after a few dozen sets)
+#: virtual sets scoring ½, shared among the rungs played in proportion to the sets against each:
+#: they keep a perfect score finite, and their pull towards the rungs (a set's worth in all, so a
+#: few Elo after a few dozen sets) stays small where a rung far away had a few sets
 PRIOR_SETS = 1.0
 #: the squared residual of one set at the largest variance a score can have, added once to the
 #: observed ones, so that a few identical scores do not make an interval of zero width
@@ -155,14 +157,15 @@ def fit_rating(results: Sequence[tuple[float, float]], prior: float = PRIOR_SETS
     """The maximum-likelihood rating from (fixed opponent rating, set score in [0, 1]) pairs.
 
     Solves sum(score - expected_score(R - opponent)) = 0, with `prior` virtual sets scoring ½
-    against each distinct opponent (finite even after perfect scores), by Newton's method on a
-    function that only decreases. The error is the sandwich one, sets as the unit: the spread of
+    shared among the opponents as the sets are (finite even after perfect scores), by Newton's
+    method on a function that only decreases. The error is the sandwich one, sets as the unit: the spread of
     the scores around their expectations (plus PRIOR_VARIANCE once) over the squared information.
     """
     if not results:
         raise ValueError("a rating needs at least one set")
     weighted = [(opponent, score, 1.0) for opponent, score in results]
-    weighted += [(opponent, 0.5, prior) for opponent in sorted({opponent for opponent, _ in results})]
+    counts = Counter(opponent for opponent, _ in results)
+    weighted += [(opponent, 0.5, prior * count / len(results)) for opponent, count in sorted(counts.items())]
     rating = sum(opponent for opponent, _, _ in weighted) / len(weighted)
     for _ in range(200):
         expected = [(expected_score(rating - opponent), score, weight) for opponent, score, weight in weighted]
@@ -174,7 +177,7 @@ def fit_rating(results: Sequence[tuple[float, float]], prior: float = PRIOR_SETS
             break
     expected = [(expected_score(rating - opponent), score, weight) for opponent, score, weight in weighted]
     information = sum(weight * p * (1.0 - p) for p, _, weight in expected) / ELO_PER_NAT
-    spread = sum((score - p) ** 2 for p, score, weight in expected if weight == 1.0) + PRIOR_VARIANCE
+    spread = sum((score - p) ** 2 for p, score, _ in expected[:len(results)]) + PRIOR_VARIANCE
     return Estimate(rating, math.sqrt(spread) / information, len(results))
 
 

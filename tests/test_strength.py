@@ -44,6 +44,13 @@ def test_even_scores_give_the_rung_s_rating_and_a_perfect_score_stays_finite():
     assert math.isfinite(perfect.high)
 
 
+def test_the_prior_s_pull_towards_a_far_rung_fades_with_the_sets_elsewhere():
+    """A bot level with random that lost its first 4 sets to a rung 900 above is pulled up by no more
+    than its share of one virtual set."""
+    estimate = fit_rating([(1900.0, 0.0)] * 4 + [(1000.0, 0.5)] * 20)
+    assert 1000 < estimate.elo < 1000 + (4 / 24) * 0.5 / (20 * 0.25) * ELO_PER_NAT
+
+
 def test_scores_against_two_rungs_place_the_bot_between_them():
     estimate = fit_rating([(1000.0, 0.9)] * 8 + [(1400.0, 0.3)] * 8)
     assert 1000 < estimate.elo < 1400
