@@ -26,7 +26,7 @@ import xml.etree.ElementTree as ET
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from cardarena.checking import Seating, finding, reproduce_command
 from cardarena.config import BotSpec, Limits
@@ -204,15 +204,23 @@ def information(opponent: float, estimate: Estimate | None) -> float:
     return sum(expected_score(point - opponent) * (1.0 - expected_score(point - opponent)) for point in points) / 3
 
 
-def choose_rung(rungs: Sequence[Rung], estimate: Estimate | None, seconds: dict[str, float]) -> Rung:
+def choose_rung(rungs: Sequence[Rung], estimate: Estimate | None, seconds: dict[str, float],
+                swept: Mapping[str, float] | None = None) -> Rung:
     """The rung whose next set tells most about the bot per second of play: START_RUNG before
     anything is known, else, among the rungs whose expected score at the estimate is not near
     certain (within USEFUL_SCORES; the nearest rung when none is), the most information at the
     estimate over the rung's measured seconds per set (their mean for a rung not played yet). A
     near-certain score is left out, although the logistic curve claims a little information in it,
-    because it rests wholly on that curve's tail: a rung that loses every set says little."""
+    because it rests wholly on that curve's tail: a rung that loses every set says little. For the
+    same reason, after a clean sweep (`swept`: rung -> 1.0 when the bot won every set against it,
+    0.0 when it lost every one) only the rungs beyond it are played while there are any: the
+    estimate then rests on the prior alone, and the bot is surely on that side."""
     if estimate is None:
         return next((rung for rung in rungs if rung.name == START_RUNG), rungs[0])
+    swept = swept or {}
+    floor = max((rung.elo for rung in rungs if swept.get(rung.name) == 1.0), default=-math.inf)
+    ceiling = min((rung.elo for rung in rungs if swept.get(rung.name) == 0.0), default=math.inf)
+    rungs = [rung for rung in rungs if floor < rung.elo < ceiling] or list(rungs)
     low, high = USEFUL_SCORES
     useful = [rung for rung in rungs if low <= expected_score(estimate.elo - rung.elo) <= high]
     if not useful:
@@ -256,6 +264,14 @@ class GameStrength:
         if not self.scores or self.failures:
             return None
         return fit_rating([(rung.elo, score) for rung, score in self.scores])
+
+    @property
+    def swept(self) -> dict[str, float]:
+        """The rungs against which every set so far was a whole win (1.0), or every one a whole loss (0.0)."""
+        by_rung: dict[str, set[float]] = {}
+        for rung, score in self.scores:
+            by_rung.setdefault(rung.name, set()).add(score)
+        return {name: scores.pop() for name, scores in by_rung.items() if scores in ({0.0}, {1.0})}
 
     def record_seconds(self, rung: str, sets: int, seconds: float) -> None:
         played = sum(1 for played_rung, _ in self.scores if played_rung.name == rung) - sets
@@ -404,7 +420,7 @@ def measure_strength(bot: BotSpec, games: Iterable[str], limits: Limits, setting
     scale = scale or load_scale()
     report = StrengthReport(bot.name, scale, settings, [GameStrength(game, scale.rungs(game)) for game in games])
     while (game := next_game(report.games, settings)) is not None:
-        rung = choose_rung(game.rungs, game.estimate, game.seconds)
+        rung = choose_rung(game.rungs, game.estimate, game.seconds, game.swept)
         started = time.monotonic()
         scores, findings = play_batch(bot, game.game, rung, len(game.scores), limits, settings)
         elapsed = time.monotonic() - started

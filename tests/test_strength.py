@@ -101,6 +101,13 @@ def test_opponents_are_the_rungs_that_tell_most_per_second():
     assert choose_rung(RUNGS, Estimate(1900, 30, 8), cheap_below).name == "search-strong"
     assert choose_rung(RUNGS, Estimate(1600, 30, 8), cheap_below).name == "heuristic"  # 200 Elo: still useful
     assert choose_rung(RUNGS, Estimate(2400, 30, 8), cheap_below).name == "search-strong"  # none useful: the nearest
+    # lost every set to heuristic, so the estimate rests on the prior: the next batch goes elsewhere
+    # every set lost to heuristic (or won): the estimate rests on the prior, and the bot is surely below (above)
+    assert choose_rung(RUNGS, Estimate(1100, 150, 4), {}, swept={"heuristic": 0.0}).name == "random"
+    assert choose_rung(RUNGS, Estimate(1700, 150, 4), {}, swept={"heuristic": 1.0}).name == "search-strong"
+    assert choose_rung(RUNGS, Estimate(1350, 150, 4), {}, swept={"heuristic": 1.0}).name == "search-fast"
+    assert choose_rung(RUNGS, Estimate(900, 150, 4), {}, swept={"random": 0.0}).name == "random"  # nowhere lower
+    assert game_with("casino", [(RUNGS[1], 0.0)] * 4 + [(RUNGS[0], 1.0), (RUNGS[0], 0.5)]).swept == {"heuristic": 0.0}
 
 
 def game_with(name: str, results: list[tuple[Rung, float]]) -> GameStrength:
