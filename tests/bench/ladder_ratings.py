@@ -49,11 +49,11 @@ def chain(game: str, scores: dict[str, list[float]]) -> dict[str, Rung]:
 
 
 def commit() -> str:
-    """The commit the rungs were measured at (`+changes` when the tree differed from it)."""
+    """The commit the rungs were measured at (`+changes` when the bots' code differed from it)."""
     def git(*args: str) -> str:
         return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=False).stdout.strip()
     head = git("rev-parse", "HEAD") or "unknown"
-    return head + ("+changes" if git("status", "--porcelain", "--", "sample_bots") else "")
+    return head + ("+changes" if git("status", "--porcelain", "--", "sample_bots", ":!*.md") else "")
 
 
 def measure(games: list[str], sets: int, jobs: int) -> dict[str, dict[str, list[float]]]:
@@ -67,7 +67,7 @@ def measure(games: list[str], sets: int, jobs: int) -> dict[str, dict[str, list[
         for done, (job, (index, score, _)) in enumerate(
                 zip(work, pool.imap(play_set, work, chunksize=1)), 1):
             scores.setdefault((job.game, job.upper), {})[index] = score
-            if done % 20 == 0 or done == len(work):
+            if done % 8 == 0 or done == len(work):
                 print(f"  {done}/{len(work)} sets after {(time.monotonic() - started) / 60:.1f} min",
                       file=sys.stderr, flush=True)
     return {game: {upper: [scores[game, upper][i] for i in range(sets)] for upper in RUNGS[1:]} for game in games}
