@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from cardarena.checking import Seating, finding, reproduce_command
 from cardarena.config import BotSpec, Limits
 from cardarena.errors import CardarenaError
-from cardarena.fault_report import FaultEntry, json_entry, junit_failure, text_lines, CHECK_TEXT
+from cardarena.fault_report import CHECK_TEXT, FaultEntry, json_entry, junit_failure, text_lines
 from cardarena.manifest import load_manifest
 from cardarena.ratings import ELO_PER_NAT, Z95, expected_score
 from cardarena.referee.faults import Fault, printable

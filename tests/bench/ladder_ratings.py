@@ -26,7 +26,6 @@ import multiprocessing
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 from cardarena.ratings import Z95
 from cardarena.strength import LADDER_FILE, PLAYERS, RUNG_FOLDERS, Rung, fit_rating
