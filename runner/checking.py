@@ -72,6 +72,7 @@ class GameCheck:
     seatings: list[Seating] = field(default_factory=list)
     findings: list[FaultEntry] = field(default_factory=list)
     decision_times: list[float] = field(default_factory=list)
+    bank_draws: list[float] = field(default_factory=list)  # per game: the seconds the bot's decisions ran past the limit
     duration: float = 0.0
     skipped: str | None = None  # why no game was played (the handshake failed)
 
@@ -80,13 +81,19 @@ class GameCheck:
         """Faults of the checked bot: each one fails the check."""
         return [finding for finding in self.findings if not finding.opponent]
 
-    def timing(self, limit: float) -> dict[str, Any] | None:
-        """Median and worst decision time against the limit, or None when the bot made no decision."""
+    def timing(self, limit: float, bank: float = 0.0) -> dict[str, Any] | None:
+        """Median and worst decision time against the limit, or None when the bot made no decision.
+
+        "slow" warns of a bot close to a timeout: without a time bank, a decision over half the
+        limit; with one, a game in which the bot drew over half its bank (decisions past the limit
+        are what a bank is for, so they alone do not warn)."""
         if not self.decision_times:
             return None
         worst = max(self.decision_times)
+        drawn = max(self.bank_draws, default=0.0)
         return {"decisions": len(self.decision_times), "median": statistics.median(self.decision_times),
-                "worst": worst, "limit": limit, "slow": worst > limit / 2}
+                "worst": worst, "limit": limit, "bank": bank, "most_drawn": drawn,
+                "slow": drawn > bank / 2 if bank else worst > limit / 2}
 
     def coverage(self) -> str:
         """How many games at how many player counts and seats, for the one-line summary."""
@@ -123,10 +130,9 @@ class CheckReport:
         """Things worth fixing that do not fail the check: slow decisions, opponents' faults."""
         lines = []
         for game in self.games:
-            timing = game.timing(self.limits.decision_timeout)
+            timing = game.timing(self.limits.decision_timeout, self.limits.time_bank)
             if timing is not None and timing["slow"]:
-                lines.append(f"{game.game}: worst decision time {milliseconds(timing['worst'])} is over half "
-                             f"the {milliseconds(timing['limit'])} limit")
+                lines.append(slow_warning(game.game, timing))
             lines.extend(f"{game.game}: opponent fault, not the checked bot's (machine overloaded?): "
                          f"{finding.fault.summary()}" for finding in game.findings if finding.opponent)
         return lines
@@ -143,7 +149,7 @@ class CheckReport:
                 "game": game.game, "passed": not game.failures and game.skipped is None, "skipped": game.skipped,
                 "games_played": len(game.seatings) if game.skipped is None else 0,
                 "seatings": [{"players": s.players, "options": s.options, "seat": s.seat} for s in game.seatings],
-                "timing": game.timing(self.limits.decision_timeout),
+                "timing": game.timing(self.limits.decision_timeout, self.limits.time_bank),
                 "faults": [json_entry(finding) for finding in game.findings], "duration": game.duration,
             } for game in self.games],
             "warnings": self.warnings(),
@@ -152,6 +158,14 @@ class CheckReport:
 
 def milliseconds(seconds: float) -> str:
     return f"{seconds * 1000:.1f} ms"
+
+
+def slow_warning(game: str, timing: dict[str, Any]) -> str:
+    """The warning of a bot close to a timeout (see `GameCheck.timing`)."""
+    if timing["bank"]:
+        return (f"{game}: one game drew {milliseconds(timing['most_drawn'])} of the {timing['bank']:g} s time bank, "
+                "over half of it")
+    return f"{game}: worst decision time {milliseconds(timing['worst'])} is over half the {milliseconds(timing['limit'])} limit"
 
 
 def time_bank_text(limits: Limits) -> str:
@@ -244,15 +258,18 @@ class _Findings(EventSink):
     reproduce line of the game each happened in."""
 
     def __init__(self, outcome: GameCheck, bot: BotSpec, game: Game,
-                 games_by_id: dict[str, tuple[Seating, int, str]]):
+                 games_by_id: dict[str, tuple[Seating, int, str]], limit: float):
         self.outcome, self.bot, self.game, self.games_by_id = outcome, bot, game, games_by_id
+        self.limit = limit  # the bot's decision limit, past which a decision draws on its time bank
         self.last_game: dict[str, tuple[Seating, int, str]] = {}  # match id -> its last game's seating and replay
 
     def game_finished(self, event: FinishedGame) -> bool:
         record, outcome = event.record, self.outcome
         seating = self.games_by_id[event.game_id][0]
         outcome.seatings.append(seating)
-        outcome.decision_times += [seconds for seat, seconds in record.decision_times if seat == seating.seat]
+        times = [seconds for seat, seconds in record.decision_times if seat == seating.seat]
+        outcome.decision_times += times
+        outcome.bank_draws.append(sum(max(0.0, seconds - self.limit) for seconds in times))
         outcome.findings += [finding(fault, *self.games_by_id[event.game_id], opponent=fault.seat != seating.seat)
                              for fault in record.faults]
         self.last_game[event.match_id] = self.games_by_id[event.game_id]
@@ -304,7 +321,8 @@ def check_game(bot: BotSpec, game: Game, games: int | None, limits: Limits, seed
         tables.append(PlannedMatch(f"{game.spec.name} at {players}{''.join(f' {k}={v}' for k, v in options)}",
                                    game.spec.name, dict(options), tuple(spec.name for spec in bots),
                                    tuple(planned_games)))
-    drive(LocalExecutor(1, pin_cores=False).run(tables, specs, limits), _Findings(outcome, bot, game, games_by_id))
+    drive(LocalExecutor(1, pin_cores=False).run(tables, specs, limits), _Findings(outcome, bot, game, games_by_id,
+                                                                       limits.decision_timeout))
     outcome.duration = time.monotonic() - started
     return outcome
 
@@ -325,21 +343,22 @@ def check_bot(entrant: Entrant, games: Iterable[str], limits: Limits, games_per_
             outcome = check_game(spec, get_game(name), games_per_game, limits, seed)
         report.games.append(outcome)
         if progress is not None:
-            progress(describe_game(outcome, limits.decision_timeout))
+            progress(describe_game(outcome, limits))
     return report
 
 
 # -- rendering -------------------------------------------------------------------------------
 
-def describe_game(game: GameCheck, limit: float) -> list[str]:
+def describe_game(game: GameCheck, limits: Limits) -> list[str]:
     """A game's summary line, then its faults."""
     if game.skipped is not None:
         return [f"{game.game}: SKIPPED: {game.skipped}"]
     verdict = "FAIL" if game.failures else "ok"
-    timing = game.timing(limit)
+    timing = game.timing(limits.decision_timeout, limits.time_bank)
+    over = " (WARNING: over half the time bank in one game)" if limits.time_bank else " (WARNING: over half the limit)"
     times = ("no decisions" if timing is None else
              f"decision time median {milliseconds(timing['median'])}, worst {milliseconds(timing['worst'])} "
-             f"of {milliseconds(limit)}" + (" (WARNING: over half the limit)" if timing["slow"] else ""))
+             f"of {milliseconds(limits.decision_timeout)}" + (over if timing["slow"] else ""))
     lines = [f"{game.game}: {verdict}: {game.coverage()} in {game.duration:.1f} s; {times}"]
     for finding in game.findings:
         lines += ["  " + line for line in text_lines(finding, CHECK_TEXT)]
@@ -375,10 +394,11 @@ def describe_verdict(report: CheckReport) -> list[str]:
     return [printable(line) for line in lines]
 
 
-def junit_xml(report: CheckReport) -> bytes:
-    """A JUnit XML report: one testcase per game; lifecycle faults fail every case, being part of each."""
+def junit_xml(report: CheckReport, more_cases: Callable[[ET.Element], int] | None = None) -> bytes:
+    """A JUnit XML report: one testcase per game; lifecycle faults fail every case, being part of each.
+    `more_cases` adds its own cases to the suite (the strength's) and returns how many failed."""
     bot = printable(report.bot)  # every other text below is escaped where it is rendered
-    suite = ET.Element("testsuite", name=f"cardarena check {bot}", tests=str(len(report.games)))
+    suite = ET.Element("testsuite", name=f"cardarena check {bot}")
     properties = ET.SubElement(suite, "properties")
     ET.SubElement(properties, "property", name="sandbox", value=report.sandbox)
     ET.SubElement(properties, "property", name="decision_timeout", value=f"{report.limits.decision_timeout:g}")
@@ -395,9 +415,12 @@ def junit_xml(report: CheckReport) -> bytes:
             failed += 1
             ET.SubElement(case, "failure", type="skipped", message=game.skipped)
         out = ET.SubElement(case, "system-out")
-        out.text = "\n".join(describe_game(game, report.limits.decision_timeout))
+        out.text = "\n".join(describe_game(game, report.limits))
+    if more_cases is not None:
+        failed += more_cases(suite)
+    suite.set("tests", str(len(suite.findall("testcase"))))
     suite.set("failures", str(failed))
-    suite.set("time", f"{sum(game.duration for game in report.games):.3f}")
+    suite.set("time", f"{sum(float(case.get('time', 0)) for case in suite.findall('testcase')):.3f}")
     suite.set("errors", "0")
     root = ET.Element("testsuites")
     root.append(suite)

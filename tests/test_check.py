@@ -225,6 +225,18 @@ def test_slow_decisions_warn_without_failing():
     assert game.timing(1.0)["median"] == 0.2
 
 
+def test_a_time_bank_that_covers_slow_decisions_silences_the_warning():
+    """Issue 22: with a time bank, a decision past half the limit is what the bank is for; the warning
+    comes when one game drew over half the bank."""
+    covered = GameCheck("knock-rummy", decision_times=[0.1, 0.6, 1.2], bank_draws=[0.2])
+    report = CheckReport("banked", ("x",), None, Limits(decision_timeout=1.0, time_bank=1.0), games=[covered])
+    assert report.warnings() == []
+    assert covered.timing(1.0, 1.0)["most_drawn"] == 0.2
+    drained = GameCheck("knock-rummy", decision_times=[0.1, 1.7], bank_draws=[0.0, 0.7])
+    report = CheckReport("banked", ("x",), None, Limits(decision_timeout=1.0, time_bank=1.0), games=[drained])
+    assert report.warnings() == ["knock-rummy: one game drew 700.0 ms of the 1 s time bank, over half of it"]
+
+
 def test_the_verdict_counts_one_game_as_one_game():
     """Issue 24 item 5: "played 1 games" no more."""
     one = GameCheck("knock-rummy", seatings=seatings_of(get_game("knock-rummy"))[:1], decision_times=[0.1])

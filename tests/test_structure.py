@@ -24,7 +24,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("tournament storage", ("cardarena.tournament.store",)),
     ("run service", ("cardarena.tournament", "cardarena.tournament.service")),
     ("reports", ("cardarena.fault_report", "cardarena.report", "cardarena.html")),
-    ("checks", ("cardarena.checking",)),
+    ("checks", ("cardarena.checking", "cardarena.strength")),
     # the league server is an interface beside the command line: it shares the commands' sandbox
     # preflight (console); only its click adapter (server.commands) is a command module
     ("commands and the league server", ("cardarena.", "cardarena.tournament.commands", "cardarena.html.report",

@@ -37,15 +37,13 @@ from typing import Any, Callable
 
 from cardarena.games import get_game
 from cardarena.protocol.bot import Bot, RandomBot
+from cardarena.strength import BASELINE, CHALLENGER, PLAYERS, RUNG_FOLDERS, lineups
 from cardarena.tournament.planning.sprt import SequentialTest, SprtSettings, duplicate_score
 from tests.bot_harness import play_in_process
 
 ROOT = Path(__file__).resolve().parents[2]
-RUNGS = ("random", "heuristic", "search-fast", "search-strong")
-#: the table each game is measured at (its smallest, except that Quitlok starts at 5)
-PLAYERS = {"casino": 2, "cuajo": 4, "knock-rummy": 2, "quitlok": 5}
+RUNGS = tuple(RUNG_FOLDERS)  # weakest first; the tables (PLAYERS) and seatings (lineups) are check --strength's
 SETTINGS = SprtSettings(elo0=0, elo1=20, alpha=0.05, beta=0.05)
-CHALLENGER, BASELINE = "challenger", "baseline"
 #: a running test reports its standing on stderr after every this many sets
 PROGRESS_EVERY = 20
 
@@ -89,17 +87,6 @@ class Timed(Bot):
 
     def end_game(self, info: dict[str, Any]) -> None:
         self.bot.end_game(info)
-
-
-def lineups(players: int, index: int) -> list[tuple[str, ...]]:
-    """The seatings of duplicate set `index`: the two bots alternating, rotated by `index`, and the
-    twin seating with the two exchanged (two games, whatever the table's size)."""
-    base = tuple(CHALLENGER if (seat + index) % 2 == 0 else BASELINE for seat in range(players))
-    if players % 2 == 1:  # an odd table: the rotation also moves the seat that holds a bot twice
-        shift = index % players
-        base = base[shift:] + base[:shift]
-    swap = {CHALLENGER: BASELINE, BASELINE: CHALLENGER}
-    return [base, tuple(swap[name] for name in base)]
 
 
 @dataclass(frozen=True)
