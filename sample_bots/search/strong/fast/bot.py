@@ -15,7 +15,10 @@ from rung_search.core import Budget, search
 from cardarena.protocol.bot import random_action, run
 from cardarena.search.bot import SearchBot
 
-PLANS = {"casino": casino.PLAN, "cuajo": cuajo.PLAN, "knock-rummy": knock_rummy.PLAN, "quitlok": quitlok.PLAN}
+#: per rung, each game's plan: the strong rung's Cuajo deals also read the purro flags
+PLANS = {"fast": {"casino": casino.PLAN, "cuajo": cuajo.PLAN, "knock-rummy": knock_rummy.PLAN, "quitlok": quitlok.PLAN},
+         "strong": {"casino": casino.PLAN, "cuajo": cuajo.READING_PLAN, "knock-rummy": knock_rummy.PLAN,
+                    "quitlok": quitlok.PLAN}}
 
 #: per rung and game, the deals sampled per decision and the rollout length, sized so that the
 #: median decision stays well inside the rung's time (20 ms fast, 200 ms strong) on a loaded core
@@ -43,7 +46,7 @@ class RungBot(SearchBot):
         self.game = info["game"]
 
     def choose(self, view, legal, request):
-        plan = PLANS.get(self.game)
+        plan = PLANS[self.rung].get(self.game)
         if plan is None:
             return random_action(legal, self.rng)
         options = plan.prefilter(view, legal)
