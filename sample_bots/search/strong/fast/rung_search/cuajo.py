@@ -7,7 +7,9 @@ deal here is the seat's latest view with the unseen cards dealt anew, keeping th
 constraints that cost nothing to keep: every hand's size, the stock's size, the cards another
 seat was seen to take or draw (still in its hand unless seen discarded), and another seat's laid
 secrets (four copies of a card still unseen, or the sowee's three and a chosen fourth card).
-It ignores what the public purro flags and the discards say about the hidden hands.
+The fast rung's deals ignore what the public purro flags and the discards say about the hidden
+hands; the strong rung's (READING_PLAN) give every other seat flagged purro a hand one card from
+complete, so that its search sees which discards and draws hand that seat the win.
 
 Random rollouts tell the candidates apart in no way (a hand is won after dozens of turns), so the
 rollouts play a greedy policy: win whenever the engine allows, take the discard when it completes
