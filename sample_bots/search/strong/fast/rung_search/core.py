@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Protocol
 
 from cardarena.games.base import Action, GameState
@@ -43,13 +43,21 @@ class GamePlan(Protocol):
 class Budget:
     """How much one decision may search: deals sampled, how far a rollout goes (`depth`, in the
     game's own unit: its `horizon` says), candidates searched at most (the first ones of the
-    game's preferred order), and the standard errors by which a candidate must beat the policy's
-    choice to replace it."""
+    game's preferred order), the standard errors by which a candidate must beat the policy's
+    choice to replace it, and the table size the deals are sized for (0: any), above which a
+    decision samples proportionally fewer, since every seat plays in a rollout."""
 
     determinizations: int
     depth: int = 0
     width: int = 64
     margin: float = 1.0
+    players: int = 0
+
+    def at_table(self, players: int) -> Budget:
+        """This budget at a table of `players`: its deals scaled down past its table size."""
+        if not self.players or players <= self.players:
+            return self
+        return replace(self, determinizations=max(2, self.determinizations * self.players // players))
 
 
 def search(plan: GamePlan, bot: Any, options: list[Action], budget: Budget, rng: random.Random) -> Action:

@@ -7,7 +7,9 @@ deal here is the seat's latest view with the unseen cards dealt anew, keeping th
 constraints that cost nothing to keep: every hand's size, the stock's size, the cards another
 seat was seen to take or draw (still in its hand unless seen discarded), and another seat's laid
 secrets (four copies of a card still unseen, or the sowee's three and a chosen fourth card).
-It ignores what the public purro flags and the discards say about the hidden hands.
+The fast rung's deals ignore what the public purro flags and the discards say about the hidden
+hands; the strong rung's (READING_PLAN) give every other seat flagged purro a hand one card from
+complete, so that its search sees which discards and draws hand that seat the win.
 
 Random rollouts tell the candidates apart in no way (a hand is won after dozens of turns), so the
 rollouts play a greedy policy: win whenever the engine allows, take the discard when it completes
@@ -41,6 +43,17 @@ THREE, JACK, KING = 1, 4, 6
 MOST_ONE_CARD_GAIN = 4
 #: the card groups no combination crosses: aces; 3, 4 and 5; jacks, horses and kings
 GROUPS = ((0, 4), (4, 16), (16, 28))
+#: every combination of distinct cards (cuajo.md § Combinations): a lone king, a set of three or
+#: four suits of a rank, a 3-4-5 or J-H-K sequence of a suit
+COMBINATIONS = tuple(
+    [(KING * 4 + suit,) for suit in range(4)]
+    + [tuple(rank * 4 + suit for suit in suits) for rank in range(KING + 1)
+       for size in (3, 4) for suits in combinations(range(4), size)]
+    + [tuple(rank * 4 + suit for rank in (low, low + 1, low + 2)) for low in (THREE, JACK) for suit in range(4)])
+#: the combinations that hold each card type
+WITH_CARD = tuple(tuple(combo for combo in COMBINATIONS if card in combo) for card in range(TYPES))
+#: attempts at a hand one card from complete before a purro seat's hand is dealt at random
+PURRO_TRIES = 20
 
 
 @lru_cache(maxsize=1 << 16)
@@ -165,8 +178,11 @@ class CuajoPlan:
         sowee = [action for action in legal if action["type"] == "sowee_secret"]
         return sowee + discards
 
+    def __init__(self, reads_purro: bool = False):
+        self.reads_purro = reads_purro
+
     def determinize(self, bot: Any) -> GameState:
-        return rebuilt(bot, bot.rng)
+        return rebuilt(bot, bot.rng, self.reads_purro)
 
     def policy(self, state: GameState, rng: random.Random) -> Action:
         phase = state.phase
@@ -211,8 +227,9 @@ class CuajoPlan:
             worth if other % 2 == team else -worth for other, worth in enumerate(near))
 
 
-def rebuilt(bot: Any, rng: random.Random) -> CuajoState:
-    """A full state consistent with the seat's latest view and the hard constraints listed above."""
+def rebuilt(bot: Any, rng: random.Random, reads_purro: bool) -> CuajoState:
+    """A full state consistent with the seat's latest view and the hard constraints listed above;
+    with `reads_purro`, the hand of another seat flagged purro is one card from complete."""
     transcript = bot.knowledge.transcript
     view = transcript.current_view()
     seat = view["seat"]
@@ -256,6 +273,9 @@ def rebuilt(bot: Any, rng: random.Random) -> CuajoState:
                     card = rng.choice(choices)
                     unseen[card] -= COPIES
                     secrets[other].append(card)
+    for other in range(4):
+        if reads_purro and other != seat and view["purro"][other] and "sowee" not in laid[other]:
+            hands[other] = purro_hand(hands[other], view["hand_sizes"][other], unseen, rng) or hands[other]
     pool = [card for card in range(TYPES) for _ in range(unseen[card])]
     rng.shuffle(pool)
     for other in range(4):
@@ -284,6 +304,40 @@ def rebuilt(bot: Any, rng: random.Random) -> CuajoState:
     return state
 
 
+def purro_hand(must: list[int], size: int, unseen: list[int], rng: random.Random) -> list[int] | None:
+    """A hand of `size` cards (counts) holding the cards `must`, the rest taken from `unseen` (which
+    loses them), that one card would complete: random combinations, those of the `must` cards
+    first, make up `size` + 1 cards, then one card taken from `unseen` is left out. None when
+    PURRO_TRIES attempts fail (the `must` cards fit no such hand, or the combinations overshoot)."""
+    for _ in range(PURRO_TRIES):
+        left, spare, hand, taken = must[:], unseen[:], [0] * TYPES, []
+        placed, owed = 0, sum(must)
+        while placed <= size:
+            room = size + 1 - placed
+            candidates = WITH_CARD[next(card for card in range(TYPES) if left[card])] if owed else COMBINATIONS
+            fits = [combo for combo in candidates if len(combo) <= room
+                    and all(left[card] or spare[card] for card in combo)]
+            if not fits:
+                break
+            combo = rng.choice(fits)
+            placed += len(combo)
+            for card in combo:
+                hand[card] += 1
+                if left[card]:
+                    left[card] -= 1
+                    owed -= 1
+                else:
+                    spare[card] -= 1
+                    taken.append(card)
+        if placed == size + 1 and not owed and taken:
+            missing = rng.choice(taken)
+            hand[missing] -= 1
+            spare[missing] += 1
+            unseen[:] = spare
+            return hand
+    return None
+
+
 def turn_card(transcript: Any) -> int | None:
     """The card this seat's turn began with: the one its latest hand holds beyond the hand before."""
     if len(transcript.decisions) < 2:
@@ -297,3 +351,5 @@ def turn_card(transcript: Any) -> int | None:
 
 
 PLAN = CuajoPlan()
+#: the strong rung's: another seat's purro flag shapes its hand in every deal
+READING_PLAN = CuajoPlan(reads_purro=True)
