@@ -22,7 +22,7 @@ def bots(count: int) -> dict:
     return {f"p{number}-v1": entrant_from_command(f"p{number}-v1=true") for number in range(count)}
 
 
-@pytest.mark.parametrize("line", ['bots = ["*/"]', 'format = "gauntlet"', "deal_seed = 3", "deals = 4",
+@pytest.mark.parametrize("line", ['format = "gauntlet"', 'challengers = ["x"]', "deal_seed = 3", "deals = 4",
                                   '[game.casino]\ndeals = 3'])
 def test_keys_that_fix_a_tournament_are_refused(tmp_path, line):
     with pytest.raises(ServerLeagueError, match="leave these keys out"):
@@ -104,9 +104,9 @@ def test_serve_and_submit_end_on_one_line_with_their_exit_status(tmp_path):
 
     from cardarena.cli import main
 
-    (tmp_path / "league.toml").write_text('name = "class"\nbots = ["*/"]\n')
+    (tmp_path / "league.toml").write_text('name = "class"\nformat = "gauntlet"\n')
     served = CliRunner().invoke(main, ["serve", str(tmp_path / "league.toml")])
-    assert served.exit_code == 2 and "bots: a league server's bots are the participants' uploads" in served.output
+    assert served.exit_code == 2 and "format: a league server plays its bots continuously" in served.output
     submitted = CliRunner().invoke(main, ["submit", "http://127.0.0.1:9", str(tmp_path), "--token", "x"])
     assert submitted.exit_code == 2 and "no bot.toml here" in submitted.output
     assert "Traceback" not in served.output + submitted.output

@@ -32,6 +32,7 @@ CONTENT_SECURITY_POLICY = PAGE_POLICY + "; frame-ancestors 'none'"
 MAX_REQUEST = 64 << 10  # bytes of any request body but an upload
 MAX_UPLOAD = 16 << 20  # bytes of an uploaded archive (its unpacked size: unpack.Caps)
 BOARD_SECONDS = 2.0  # the live board is recomputed at most this often
+HISTORY_SECONDS = 10.0  # and the rating histories of the bot pages (one pass over every game) this often
 VISITOR_FORMS_PER_MINUTE = 120  # log-in and sign-up pages one address may open a minute (a class behind one NAT)
 PLAYER_RESTART_SECONDS = 5.0  # how soon a play process that ended is started again
 CHECK_BREAKS = 3  # check processes lost while checking one submission before it fails (a bot that kills them)
@@ -141,6 +142,8 @@ class League:
 
     def __init__(self, settings: Settings):
         self.settings = settings
+        self.server = league_play.read_server_league(settings.league_file)
+        self.house = frozenset(entrant.name for entrant in self.server.house)  # the league file's bots
         self.accounts = Accounts(settings.accounts_path)
         self.logins = RateLimit(settings.logins_per_minute, 60)
         self.submissions = RateLimit(settings.submissions_per_hour, 3600)
@@ -152,6 +155,8 @@ class League:
         self.player: Any = None
         self.board: tuple[float, dict[str, Any]] | None = None
         self.board_lock = asyncio.Lock()
+        self.history: tuple[float, list[dict[str, Any]]] | None = None
+        self.history_lock = asyncio.Lock()
         self.tasks: set[asyncio.Task] = set()
 
     # -- life cycle -----------------------------------------------------------------------------
@@ -258,20 +263,32 @@ class League:
     # -- the live board -------------------------------------------------------------------------
 
     async def live_board(self) -> dict[str, Any]:
-        """The boards of the current versions and the latest games, as plain data (recomputed at most
-        every BOARD_SECONDS: a hundred requests a second cost one computation)."""
+        """The boards of the house bots and current versions and the latest games, as plain data
+        (recomputed at most every BOARD_SECONDS: a hundred requests a second cost one computation)."""
         async with self.board_lock:
             if self.board is None or time.monotonic() - self.board[0] > BOARD_SECONDS:
-                current = {version.bot for version in self.accounts.versions(current_only=True)}
+                current = {version.bot for version in self.accounts.versions(current_only=True)} | self.house
                 if self.settings.results.exists():
-                    try:
-                        data = await asyncio.wrap_future(self.board_worker.submit(
-                            league_play.board_snapshot, self.settings.results, current))
-                    except BrokenProcessPool:  # its process was killed: the next request starts a new one
-                        self.board_worker = self.board_pool()
-                        raise
+                    data = await self.in_board_process(league_play.board_snapshot, self.settings.results, current)
                 else:  # no game yet: nothing to compute
                     data = league_play.board_snapshot(self.settings.results, current)
                 data["paused"] = self.accounts.flag("paused")
                 self.board = (time.monotonic(), data)
             return self.board[1]
+
+    async def rating_history(self) -> list[dict[str, Any]]:
+        """Every board's rating history, round by round (recomputed at most every HISTORY_SECONDS)."""
+        async with self.history_lock:
+            if self.history is None or time.monotonic() - self.history[0] > HISTORY_SECONDS:
+                data = await self.in_board_process(league_play.rating_histories, self.settings.results)
+                self.history = (time.monotonic(), data)
+            return self.history[1]
+
+    async def in_board_process(self, function: Callable, *arguments: Any) -> Any:
+        """`function(*arguments)` in the board process: reading every game holds the interpreter for a
+        while, which the web server must not wait on. A killed board process is replaced for the next call."""
+        try:
+            return await asyncio.wrap_future(self.board_worker.submit(function, *arguments))
+        except BrokenProcessPool:
+            self.board_worker = self.board_pool()
+            raise
