@@ -5,6 +5,7 @@ and no upload here reaches a check process: tests/test_server_e2e.py plays for r
 
 from __future__ import annotations
 
+import asyncio
 import html
 import io
 import os
@@ -29,7 +30,7 @@ from cardarena.server.accounts import ORGANISER, AccountError, Accounts  # noqa:
 from cardarena.server.commands import pack_bot  # noqa: E402
 from cardarena.tournament.store import ResultStore  # noqa: E402
 from cardarena.server.app import create_app  # noqa: E402
-from cardarena.server.runtime import CONTENT_SECURITY_POLICY, MAX_REQUEST, PAGE_POLICY, Settings  # noqa: E402
+from cardarena.server.runtime import CONTENT_SECURITY_POLICY, MAX_REQUEST, PAGE_POLICY, Cached, Settings  # noqa: E402
 from tests.random_results import write_random_results  # noqa: E402
 
 
@@ -313,7 +314,7 @@ def test_a_board_process_killed_from_outside_is_replaced(league):
     assert client.get("/api/leaderboard").json()["games"] == 0  # computed in the board process
     for process in state.board_worker._processes.values():
         process.kill()
-    state.board = None
+    state.board.value = None  # no board yet: the request waits for one, and gets the error
     with pytest.raises(BrokenProcessPool):
         client.get("/api/leaderboard")
     assert client.get("/api/leaderboard").json()["games"] == 0
@@ -426,3 +427,32 @@ def test_house_bots_of_the_league_file_are_on_the_board_with_pages_the_organiser
         assert client.get("/bots/random/log").text == "the house bot's stderr\n"
         assert "stderr log" in client.get("/bots/random").text
         assert client.get("/bots/nobody/log").status_code == 404
+
+
+def test_a_slow_recomputation_of_the_board_keeps_no_request_waiting(capsys):
+    """Only the first request waits for the board; later ones get the last board at once while one
+    recomputation runs (a large board on a loaded machine takes seconds), and a failed one is reported
+    and leaves the last board served."""
+    computed = []
+
+    async def compute():
+        computed.append(len(computed))
+        if len(computed) == 3:
+            raise RuntimeError("the board process was killed")
+        await asyncio.sleep(0.3)
+        return len(computed)
+
+    async def scenario():
+        board = Cached(0.0, compute, "the live board")
+        assert await board.get() == 1
+        started = time.monotonic()
+        assert [await board.get() for _ in range(50)] == [1] * 50  # one recomputation started, none awaited
+        assert time.monotonic() - started < 0.2 and board.refreshing is not None
+        await board.refreshing
+        assert len(computed) == 2  # one recomputation for the fifty requests
+        assert await board.get() == 2  # the next, started by this request, fails
+        await board.refreshing
+        assert await board.get() == 2 and board.refreshing is not None
+
+    asyncio.run(scenario())
+    assert "warning: the live board not recomputed: RuntimeError: the board process was killed" in capsys.readouterr().err

@@ -109,9 +109,12 @@ def _serve(league_file: Path, results: Path, files: dict[str, Path], host: str, 
     except ModuleNotFoundError as error:
         raise CardarenaError(f"the league server needs {error.name}: pip install 'cardarena[serve]'") from None
     from cardarena.console import require_own_views, require_sandbox
-    from cardarena.server.league_play import read_server_league
+    from cardarena.server.league_play import changed_house_bots, read_server_league
 
     league = read_server_league(league_file)
+    if changed := changed_house_bots(league):
+        raise UsageError(f"{league_file}: house bot(s) {', '.join(changed)} changed since their games in {results} "
+                         "were played; give the changed bot another name in its bot.toml")
     require_sandbox(league.league.limits.sandbox)
     # as `run` does for its bots: a house bot sees its own folder, none of the server's files
     require_own_views([entrant.spec for entrant in league.house], league.league.limits.sandbox,

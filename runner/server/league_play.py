@@ -253,6 +253,17 @@ def open_results(server: ServerLeague) -> ResultStore:
     return store
 
 
+def changed_house_bots(server: ServerLeague) -> list[str]:
+    """The house bots whose files differ from those their recorded games were played with: under the
+    same name their new games would be rated with the old ones, so the server refuses to start."""
+    if not server.results.exists() or not server.house:
+        return []
+    with ResultStore(server.results) as store:
+        recorded = store.entrants()
+    return [entrant.name for entrant in server.house
+            if entrant.name in recorded and recorded[entrant.name]["manifest_hash"] != entrant.manifest_hash]
+
+
 def record_entrant(store: ResultStore, entrant: Entrant) -> None:
     """Enter a version in the results file (once), with its folder, so that `faults` can say how to rerun it."""
     if entrant.name not in store.entrants():
@@ -327,7 +338,7 @@ class RoundRecorder(EventSink):
 
 def live_boards(results: Path, current: set[str]) -> dict[str, Any]:
     """The leaderboards as plain data: every board, rated on every game (old versions' too), listing
-    the current versions only ("live"), and the count of games."""
+    the `current` bots only (the house bots and current versions: "live"), and the count of games."""
     if not results.exists():
         return {"games": 0, "boards": []}
     with ResultStore(results) as store:

@@ -16,10 +16,11 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 
 from starlette.responses import JSONResponse, Response
 
+from cardarena.referee.faults import printable
 from cardarena.server import league_play
 from cardarena.server.accounts import CHECKING, PASSED, Accounts, Participant
 from cardarena.server.unpack import Caps, UploadRefused, unpack
@@ -79,6 +80,36 @@ class RateLimit:
             return False
         self.events[key].append(time.monotonic())
         return True
+
+
+class Cached:
+    """A value recomputed at most every `seconds`, in the background: only the first request waits for
+    it. Later ones get the last value at once while a single recomputation runs, however long it
+    takes (a large board on a loaded machine takes seconds), so that requests never queue behind it.
+    A failed recomputation is a line on stderr, and the last value is served until the next one."""
+
+    def __init__(self, seconds: float, compute: Callable[[], Awaitable[Any]], what: str):
+        self.seconds, self.compute, self.what = seconds, compute, what
+        self.value: tuple[float, Any] | None = None
+        self.lock = asyncio.Lock()
+        self.refreshing: asyncio.Task | None = None
+
+    async def get(self) -> Any:
+        if self.value is None:
+            async with self.lock:
+                if self.value is None:
+                    self.value = (time.monotonic(), await self.compute())
+        elif time.monotonic() - self.value[0] > self.seconds and self.refreshing is None:
+            self.refreshing = asyncio.create_task(self.refresh())
+        return self.value[1]
+
+    async def refresh(self) -> None:
+        try:
+            self.value = (time.monotonic(), await self.compute())
+        except Exception as error:  # the server goes on with the last value; the next request tries again
+            print(printable(f"warning: {self.what} not recomputed: {type(error).__name__}: {error}"), file=sys.stderr)
+        finally:
+            self.refreshing = None
 
 
 class BodyTooLarge(Exception):
@@ -153,10 +184,8 @@ class League:
         self.check_breaks: Counter[int] = Counter()  # check processes lost per submission
         self.board_worker: ProcessPoolExecutor | None = None
         self.player: Any = None
-        self.board: tuple[float, dict[str, Any]] | None = None
-        self.board_lock = asyncio.Lock()
-        self.history: tuple[float, list[dict[str, Any]]] | None = None
-        self.history_lock = asyncio.Lock()
+        self.board = Cached(BOARD_SECONDS, self.compute_board, "the live board")
+        self.history = Cached(HISTORY_SECONDS, self.compute_history, "the rating histories")
         self.tasks: set[asyncio.Task] = set()
 
     # -- life cycle -----------------------------------------------------------------------------
@@ -263,26 +292,26 @@ class League:
     # -- the live board -------------------------------------------------------------------------
 
     async def live_board(self) -> dict[str, Any]:
-        """The boards of the house bots and current versions and the latest games, as plain data
-        (recomputed at most every BOARD_SECONDS: a hundred requests a second cost one computation)."""
-        async with self.board_lock:
-            if self.board is None or time.monotonic() - self.board[0] > BOARD_SECONDS:
-                current = {version.bot for version in self.accounts.versions(current_only=True)} | self.house
-                if self.settings.results.exists():
-                    data = await self.in_board_process(league_play.board_snapshot, self.settings.results, current)
-                else:  # no game yet: nothing to compute
-                    data = league_play.board_snapshot(self.settings.results, current)
-                data["paused"] = self.accounts.flag("paused")
-                self.board = (time.monotonic(), data)
-            return self.board[1]
+        """The live board (`compute_board`), recomputed at most every BOARD_SECONDS: a hundred requests a
+        second cost one computation, and none of them waits for it once there is a board."""
+        return await self.board.get()
+
+    async def compute_board(self) -> dict[str, Any]:
+        """The boards of the house bots and current versions and the latest games, as plain data."""
+        current = {version.bot for version in self.accounts.versions(current_only=True)} | self.house
+        if self.settings.results.exists():
+            data = await self.in_board_process(league_play.board_snapshot, self.settings.results, current)
+        else:  # no game yet: nothing to compute
+            data = league_play.board_snapshot(self.settings.results, current)
+        data["paused"] = self.accounts.flag("paused")
+        return data
 
     async def rating_history(self) -> list[dict[str, Any]]:
         """Every board's rating history, round by round (recomputed at most every HISTORY_SECONDS)."""
-        async with self.history_lock:
-            if self.history is None or time.monotonic() - self.history[0] > HISTORY_SECONDS:
-                data = await self.in_board_process(league_play.rating_histories, self.settings.results)
-                self.history = (time.monotonic(), data)
-            return self.history[1]
+        return await self.history.get()
+
+    async def compute_history(self) -> list[dict[str, Any]]:
+        return await self.in_board_process(league_play.rating_histories, self.settings.results)
 
     async def in_board_process(self, function: Callable, *arguments: Any) -> Any:
         """`function(*arguments)` in the board process: reading every game holds the interpreter for a
