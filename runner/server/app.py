@@ -110,7 +110,8 @@ async def leaderboard_page(request: Request) -> Response:
 
 async def leaderboard_json(request: Request) -> Response:
     league: League = request.app.state.league
-    return JSONResponse(await league.live_board())  # computed at most every BOARD_SECONDS, whoever asks
+    # computed and encoded at most every BOARD_SECONDS, whoever asks: a request only sends the bytes
+    return Response(await league.live_board(), media_type="application/json")
 
 
 async def static(request: Request) -> Response:

@@ -255,7 +255,9 @@ class League:
         return 202, {"id": ident, "status": CHECKING, "url": f"/api/submissions/{ident}"}
 
     def board_pool(self) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(1, mp_context=league_play.process_context(), initializer=league_play.die_with_parent)
+        """The board process, in the background as play is: requests are answered with the last board
+        meanwhile, so a busy board process must not take the CPU from them."""
+        return ProcessPoolExecutor(1, mp_context=league_play.process_context(), initializer=league_play.background)
 
     def check_pool(self) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(self.settings.check_workers, mp_context=league_play.process_context(),
@@ -291,20 +293,21 @@ class League:
 
     # -- the live board -------------------------------------------------------------------------
 
-    async def live_board(self) -> dict[str, Any]:
-        """The live board (`compute_board`), recomputed at most every BOARD_SECONDS: a hundred requests a
-        second cost one computation, and none of them waits for it once there is a board."""
+    async def live_board(self) -> bytes:
+        """The live board (`compute_board`) as JSON, recomputed at most every BOARD_SECONDS: a hundred
+        requests a second cost one computation and one encoding, and none of them waits for it once
+        there is a board."""
         return await self.board.get()
 
-    async def compute_board(self) -> dict[str, Any]:
-        """The boards of the house bots and current versions and the latest games, as plain data."""
+    async def compute_board(self) -> bytes:
+        """The boards of the house bots and current versions and the latest games, as JSON."""
         current = {version.bot for version in self.accounts.versions(current_only=True)} | self.house
         if self.settings.results.exists():
             data = await self.in_board_process(league_play.board_snapshot, self.settings.results, current)
         else:  # no game yet: nothing to compute
             data = league_play.board_snapshot(self.settings.results, current)
         data["paused"] = self.accounts.flag("paused")
-        return data
+        return JSONResponse(data).body
 
     async def rating_history(self) -> list[dict[str, Any]]:
         """Every board's rating history, round by round (recomputed at most every HISTORY_SECONDS)."""

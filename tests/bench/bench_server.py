@@ -72,9 +72,9 @@ def _count(results: Path) -> int:
         return len(store.finished_ids())
 
 
-def changed_random_bot(wave: int, who: int) -> bytes:
-    """The random bot's archive with a seed of its own: a new upload each time."""
-    archive = io.BytesIO(pack_bot(SAMPLE_BOTS / "random"))
+def changed_random_bot(packed: bytes, wave: int, who: int) -> bytes:
+    """The random bot's archive (`packed`) with a seed of its own: a new upload each time."""
+    archive = io.BytesIO(packed)
     out = io.BytesIO()
     with tarfile.open(fileobj=archive, mode="r:gz") as source, tarfile.open(fileobj=out, mode="w:gz") as target:
         for member in source:
@@ -88,6 +88,9 @@ def changed_random_bot(wave: int, who: int) -> bytes:
 
 async def load(server: Server, tokens: list[str], seconds: float, rate: int, wave_every: float) -> dict:
     """Leaderboard requests at `rate` a second and upload waves for `seconds`: latencies and failures."""
+    packed = pack_bot(SAMPLE_BOTS / "random")  # packed before the clock starts (it may run git)
+    archives = [[changed_random_bot(packed, wave, who) for who in range(len(tokens))]
+                for wave in range(int(seconds // wave_every) + 1)]
     board_times: list[float] = []
     upload_times: list[float] = []
     failures = {"board": 0, "upload": 0, "late": 0}
@@ -124,8 +127,7 @@ async def load(server: Server, tokens: list[str], seconds: float, rate: int, wav
         next_wave, wave, sent = start, 0, 0
         while (now := time.monotonic()) < start + seconds:
             if now >= next_wave:
-                tasks += [asyncio.create_task(upload(token, changed_random_bot(wave, who)))
-                          for who, token in enumerate(tokens)]
+                tasks += [asyncio.create_task(upload(token, archives[wave][who])) for who, token in enumerate(tokens)]
                 wave, next_wave = wave + 1, next_wave + wave_every
             due = int((now - start) * rate)
             if due - sent > rate:  # more than a second behind: the client cannot keep the pace
