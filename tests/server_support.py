@@ -82,11 +82,12 @@ def live_bots(url: str) -> set[str]:
     return {row["bot"] for b in board(url)["boards"] for row in b["rows"]}
 
 
-def league_server(organiser: Path, *options: str, participants: tuple[str, ...] = ("alice", "bob")) -> Server:
-    """A running server of a one-game league (casino) in `organiser`, with `participants`; `options`
-    are added to the test's usual ones (Server.options)."""
+def league_server(organiser: Path, *options: str, participants: tuple[str, ...] = ("alice", "bob"),
+                  league: str = 'name = "class"\ngames = ["casino"]\n') -> Server:
+    """A running server of a one-game league (casino, unless `league` says otherwise) in `organiser`, with
+    `participants`; `options` are added to the test's usual ones (Server.options)."""
     organiser.mkdir(exist_ok=True)
-    (organiser / "league.toml").write_text('name = "class"\ngames = ["casino"]\n')
+    (organiser / "league.toml").write_text(league)
     added = cardarena("serve", "league.toml", *(f"--add-participant={name}" for name in participants), cwd=organiser)
     assert added.returncode == 0, added.stderr
     running = Server(organiser, dict(line.split(": ") for line in added.stdout.splitlines()))

@@ -5,6 +5,8 @@ and no upload here reaches a check process: tests/test_server_e2e.py plays for r
 
 from __future__ import annotations
 
+import asyncio
+import html
 import io
 import os
 import re
@@ -12,6 +14,8 @@ import tarfile
 import time
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
+from urllib.parse import quote
+from xml.etree import ElementTree
 
 import pytest
 
@@ -21,11 +25,13 @@ from starlette.testclient import TestClient  # noqa: E402
 
 from cardarena.samples import SAMPLE_BOTS  # noqa: E402
 from cardarena.server import league_play  # noqa: E402
-from cardarena.server.accounts import ORGANISER, Accounts  # noqa: E402
+from cardarena.report import leaderboards  # noqa: E402
+from cardarena.server.accounts import ORGANISER, AccountError, Accounts  # noqa: E402
 from cardarena.server.commands import pack_bot  # noqa: E402
 from cardarena.tournament.store import ResultStore  # noqa: E402
 from cardarena.server.app import create_app  # noqa: E402
-from cardarena.server.runtime import CONTENT_SECURITY_POLICY, MAX_REQUEST, PAGE_POLICY, Settings  # noqa: E402
+from cardarena.server.runtime import CONTENT_SECURITY_POLICY, MAX_REQUEST, PAGE_POLICY, Cached, Settings  # noqa: E402
+from tests.random_results import write_random_results  # noqa: E402
 
 
 @pytest.fixture
@@ -308,7 +314,7 @@ def test_a_board_process_killed_from_outside_is_replaced(league):
     assert client.get("/api/leaderboard").json()["games"] == 0  # computed in the board process
     for process in state.board_worker._processes.values():
         process.kill()
-    state.board = None
+    state.board.value = None  # no board yet: the request waits for one, and gets the error
     with pytest.raises(BrokenProcessPool):
         client.get("/api/leaderboard")
     assert client.get("/api/leaderboard").json()["games"] == 0
@@ -337,3 +343,116 @@ def test_the_play_process_is_given_the_servers_scheduler(league, monkeypatch):
     client.app.state.league.start_player()
     assert started == [(league_play.play_process, (settings.league_file, settings.accounts_path, settings.jobs,
                                                    settings.round_games, "tcp://cluster:8786"))]
+
+
+def add_version(accounts: Accounts, who: str, number: int) -> str:
+    """A passed submission of `who`: their next version's name."""
+    participant = next(p for p in accounts.participants() if p.name == who)
+    ident = accounts.add_submission(participant, f"digest-{who}-{number}", f"/nowhere/{number}")
+    return accounts.finish_check(ident, {"passed": True, "text": []}, True)
+
+
+def history_rows(text: str) -> list[tuple[int, int, str, float]]:
+    return [(int(number), int(games), bot, float(elo)) for number, games, bot, elo in re.findall(
+        r'<tr><td class="num">(\d+)</td><td class="num">(\d+)</td><td>([^<]+)</td><td class="num">([-\d.]+)</td></tr>',
+        text)]
+
+
+def test_a_bots_page_plots_its_versions_ratings_after_each_round(league):
+    """Issue 23, Pages: rating over time, per board, each of the participant's versions a line with its
+    entry marked; the numbers are the leaderboard's on the games until each round."""
+    client, _, settings = league
+    accounts = Accounts(settings.accounts_path)
+    assert [add_version(accounts, "alice", 1), add_version(accounts, "alice", 2), add_version(accounts, "bob", 1)] == [
+        "alice-v1", "alice-v2", "bob-v1"]
+    write_random_results(settings.results, ["alice-v1", "alice-v2", "bob-v1"], {"knock-rummy": 300},
+                         {"knock-rummy": 2})
+    text = client.get("/bots/alice-v2").text
+    svg = re.search(r"<svg class=\"convergence\".*?</svg>", text, re.S).group(0)
+    ElementTree.fromstring(svg)  # well-formed, so nothing in it broke out of its text
+    assert re.findall(r"<polyline[^>]*><title>([^<]+)</title>", svg) == ["alice-v1", "alice-v2"]  # not bob's
+    assert svg.count('stroke-dasharray="4 3"') == 2 and ">v1</text>" in svg and ">v2</text>" in svg
+    assert " style=" not in text and "<style" not in text  # the strict CSP allows no inline style
+    history = league_play.rating_histories(settings.results)[0]
+    assert history_rows(text) == [(number, games, bot, elo) for bot in ("alice-v1", "alice-v2")
+                                  for games, number, elo in history["series"][bot]]
+    with ResultStore(settings.results) as store:
+        rows = {row.bot: row.elo for row in leaderboards(store.games(), bootstrap=0)[0].rows}
+    assert history_rows(text)[-1][3] == pytest.approx(rows["alice-v2"], abs=0.051)  # the live board's Elo now
+    assert len({row[0] for row in history_rows(text)}) == 5  # 150 deals: five rounds of play
+
+
+def test_the_rating_plot_escapes_bot_names(league):
+    """Bot names are checked when versions are made; a crafted server database or results file is still
+    only text on the page."""
+    client, _, settings = league
+    hostile = "<img src=x onerror=alert(1)>&\"'-v1"
+    accounts = Accounts(settings.accounts_path)
+    with accounts.transaction():
+        accounts.db.execute("INSERT INTO submissions VALUES (1, 1, 0, 'd', '/x', 'passed', '{}', ?)", (hostile,))
+        accounts.db.execute("INSERT INTO versions VALUES (?, 1, 1, 1, '/x', 0, 1, 0)", (hostile,))
+    write_random_results(settings.results, [hostile, "bob-v1"], {"knock-rummy": 80}, {"knock-rummy": 2})
+    text = client.get(f"/bots/{quote(hostile)}").text
+    assert "<img" not in text and "onerror=alert(1)>" not in text
+    assert "&lt;img src=x onerror=alert(1)&gt;&amp;" in text
+    svg = re.search(r"<svg class=\"convergence\".*?</svg>", text, re.S).group(0)
+    assert hostile in [title.text for title in ElementTree.fromstring(svg).iter("title")]  # text, whole
+    assert history_rows(text)[0][2] == html.escape(hostile)
+
+
+def test_house_bots_of_the_league_file_are_on_the_board_with_pages_the_organiser_sees_all_of(tmp_path):
+    """Issue 23: the organiser's league file may name bots (the sample bots, the ladder's rungs) that play
+    beside the participants' versions without a participant."""
+    (tmp_path / "league.toml").write_text(f'name = "class"\ngames = ["knock-rummy"]\n'
+                                          f'bots = ["{SAMPLE_BOTS / "random"}", "{SAMPLE_BOTS / "heuristic"}"]\n')
+    settings = Settings(league_file=tmp_path / "league.toml", accounts_path=tmp_path / "class.server.sqlite",
+                        results=tmp_path / "class.sqlite", bots_folder=tmp_path / "uploads", logs=tmp_path / "logs",
+                        play=False, open_signup=True)
+    accounts = Accounts(settings.accounts_path)
+    tokens = {"alice": accounts.add_participant("alice"), "teacher": accounts.add_participant("teacher", ORGANISER)}
+    with pytest.raises(AccountError, match="would be named as the house bot 'random-v1'"):
+        accounts.add_participant("random", house=["random-v1"])
+    write_random_results(settings.results, ["random", "heuristic"], {"knock-rummy": 40}, {"knock-rummy": 2})
+    settings.logs.mkdir()
+    (settings.logs / "random.stderr.log").write_text("the house bot's stderr\n")
+    with TestClient(create_app(settings)) as client:
+        assert {row["bot"] for b in client.get("/api/leaderboard").json()["boards"] for row in b["rows"]} == {
+            "random", "heuristic"}
+        page = client.get("/bots/random").text
+        assert "house bot" in page and "<svg" in page and "stderr log" not in page
+        assert client.get("/bots/random/log").status_code == 401
+        log_in(client, tokens["alice"])
+        assert client.get("/bots/random/log").status_code == 403 and "stderr log" not in client.get("/bots/random").text
+        log_in(client, tokens["teacher"])
+        assert client.get("/bots/random/log").text == "the house bot's stderr\n"
+        assert "stderr log" in client.get("/bots/random").text
+        assert client.get("/bots/nobody/log").status_code == 404
+
+
+def test_a_slow_recomputation_of_the_board_keeps_no_request_waiting(capsys):
+    """Only the first request waits for the board; later ones get the last board at once while one
+    recomputation runs (a large board on a loaded machine takes seconds), and a failed one is reported
+    and leaves the last board served."""
+    computed = []
+
+    async def compute():
+        computed.append(len(computed))
+        if len(computed) == 3:
+            raise RuntimeError("the board process was killed")
+        await asyncio.sleep(0.3)
+        return len(computed)
+
+    async def scenario():
+        board = Cached(0.0, compute, "the live board")
+        assert await board.get() == 1
+        started = time.monotonic()
+        assert [await board.get() for _ in range(50)] == [1] * 50  # one recomputation started, none awaited
+        assert time.monotonic() - started < 0.2 and board.refreshing is not None
+        await board.refreshing
+        assert len(computed) == 2  # one recomputation for the fifty requests
+        assert await board.get() == 2  # the next, started by this request, fails
+        await board.refreshing
+        assert await board.get() == 2 and board.refreshing is not None
+
+    asyncio.run(scenario())
+    assert "warning: the live board not recomputed: RuntimeError: the board process was killed" in capsys.readouterr().err

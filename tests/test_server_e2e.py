@@ -6,6 +6,7 @@ started on a free port with four participants added from the command line:
   as on `cardarena leaderboard` of the same results file;
 - a bot that cannot start gets its check report back and exit status 1;
 - the server killed (SIGKILL) during play, a check and an upload loses nothing;
+- (on a server of its own) the league file's house bots play with no participant at all;
 - carol and dave walk the whole flow in a real browser (Chromium through Selenium): each logs in
   with their token and uploads a bot through the page, and the check report page shows it passing;
   the leaderboard, opened before their games, fills with both without being reloaded; a replay
@@ -23,6 +24,7 @@ import shutil
 import socket
 import subprocess
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -42,6 +44,7 @@ except pytest.skip.Exception:  # selenium is not installed: the browser's test a
     test_browser = None
 CHROMIUM_READY = test_browser is not None and bool(test_browser.CHROMIUM and test_browser.CHROMEDRIVER)
 if CHROMIUM_READY:
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -136,7 +139,9 @@ def test_a_server_killed_during_play_and_a_check_loses_nothing(server, tmp_path)
         Path(f"/proc/{pid}").exists() and "Z" not in Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1][:3]
         for pid in helpers), 10)
     server.start()
-    wait_for("the submission accepted before the kill checked after it", lambda: "alice-v2" in live_bots(server.url))
+    # its check starts again from the beginning, beside play: on a loaded machine that takes a while
+    wait_for("the submission accepted before the kill checked after it", lambda: "alice-v2" in live_bots(server.url),
+             2 * WAIT)
     wait_for("play going on", lambda: len(finished_ids(results)) > len(before) + 2)
     assert len(Accounts(server.folder / "results" / "class.server.sqlite").submissions()) == accepted_before
     assert before <= finished_ids(results)
@@ -170,6 +175,31 @@ def _rows(data: dict) -> dict[str, dict]:
             for b in data["boards"] for row in b["rows"]}
 
 
+def test_the_league_files_bots_play_as_house_bots(tmp_path):
+    """The organiser's league file names the sample random and heuristic bots: the server plays them from
+    its start, with no participant, and each has a page with its rating over time."""
+    bots = ", ".join(f'"{SAMPLE_BOTS / name}"' for name in ("random", "heuristic"))
+    running = league_server(tmp_path / "organiser", participants=("alice",),
+                            league=f'name = "house"\ngames = ["casino"]\nbots = [{bots}]\n')
+    try:
+        wait_for("both house bots on the live board", lambda: live_bots(running.url) == {"random", "heuristic"})
+        page = wait_for("a rating history", lambda: "<polyline" in (text := _get(f"{running.url}/bots/heuristic"))
+                        and text)
+        assert "house bot" in page
+    finally:
+        running.stop()
+    allowed = cardarena("serve", "league.toml", "--add-participant=heuristic", cwd=running.folder)
+    assert allowed.returncode == 0, allowed.stderr  # heuristic-vN is no house bot's name
+    (running.folder / "league.toml").write_text(f'name = "house"\ngames = ["casino"]\nbots = [{bots}, "alice-v1=true"]\n')
+    clash = cardarena("serve", "league.toml", cwd=running.folder)
+    assert clash.returncode == 1 and "house bot 'alice-v1' has the name of a version of participant 'alice'" in clash.stderr
+
+
+def _get(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=10) as answer:
+        return answer.read().decode()
+
+
 def browser_log_in(driver, url: str, token: str) -> None:
     driver.delete_all_cookies()
     driver.get(f"{url}/login")
@@ -189,8 +219,8 @@ def browser_upload(driver, archive: str) -> str:
 def browser_report(driver, url: str) -> str:
     """The check report at `url` once the check is done (the page reloads itself until then)."""
     driver.get(url)
-    WebDriverWait(driver, WAIT, poll_frequency=0.5).until(
-        lambda d: d.find_element(By.ID, "check-report").get_attribute("data-status") != "checking")
+    WebDriverWait(driver, WAIT, poll_frequency=0.5, ignored_exceptions=(StaleElementReferenceException,)).until(
+        lambda d: d.find_element(By.ID, "check-report").get_attribute("data-status") != "checking")  # it may reload
     return driver.find_element(By.ID, "check-report").text
 
 
@@ -215,12 +245,13 @@ def test_the_whole_flow_in_a_browser(browser, server, tmp_path):
     browser.switch_to.new_window("tab")
     browser.get(url)
     browser.execute_script("window.notReloaded = true;")
-    WebDriverWait(browser, WAIT, poll_frequency=0.5).until(lambda d: {"carol-v1", "dave-v1"} <= {
-        cell.text for cell in d.find_elements(By.CSS_SELECTOR, "#boards td a")})
+    redrawn = (StaleElementReferenceException,)  # the board is redrawn every 3 s, maybe between a find and a read
+    WebDriverWait(browser, WAIT, poll_frequency=0.5, ignored_exceptions=redrawn).until(
+        lambda d: {"carol-v1", "dave-v1"} <= {cell.text for cell in d.find_elements(By.CSS_SELECTOR, "#boards td a")})
     assert browser.execute_script("return window.notReloaded === true;")
     assert test_browser.console_errors(browser) == []
-    link = WebDriverWait(browser, WAIT).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#recent a"))[0]
-    link.click()
+    WebDriverWait(browser, WAIT, ignored_exceptions=redrawn).until(
+        lambda d: (links := d.find_elements(By.CSS_SELECTOR, "#recent a")) and (links[0].click() or True))
     WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#replay .seat"))
     assert "casino" in browser.title
     assert test_browser.console_errors(browser) == []  # the viewer runs under the server's strict CSP
@@ -229,3 +260,10 @@ def test_the_whole_flow_in_a_browser(browser, server, tmp_path):
     assert "403" in browser.find_element(By.TAG_NAME, "h1").text
     browser.get(f"{url}/bots/dave-v1/log")
     assert "403" not in browser.page_source
+    assert all("403 (Forbidden)" in entry["message"] for entry in test_browser.console_errors(browser))  # carol's log
+    browser.get(f"{url}/bots/dave-v1")  # its rating over time, drawn under the strict CSP
+    WebDriverWait(browser, WAIT, poll_frequency=1).until(lambda d: d.find_elements(By.CSS_SELECTOR, "svg polyline")
+                                                         or d.refresh())
+    assert browser.find_element(By.CSS_SELECTOR, "svg.convergence").size["width"] > 0  # drawn, not blocked
+    assert browser.find_element(By.CSS_SELECTOR, "svg polyline").get_attribute("points")
+    assert test_browser.console_errors(browser) == []

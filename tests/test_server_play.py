@@ -3,13 +3,18 @@ accepts, the size of a round, the gauntlet's tables, and deals that never repeat
 
 from __future__ import annotations
 
+import shutil
 from collections import Counter
+from dataclasses import replace
 
 import pytest
 
 from cardarena.manifest import entrant_from_command
-from cardarena.server.league_play import (ROUND_DEALS, ROUND_GAMES, ServerLeagueError, make_executor, plan_round,
-                                          read_server_league)
+from cardarena.samples import SAMPLE_BOTS
+from cardarena.server.accounts import AccountError, Accounts, Participant, house_clash
+from cardarena.server.league_play import (ROUND_DEALS, ROUND_GAMES, ServerLeagueError, changed_house_bots, make_executor,
+                                          plan_round, playing, read_server_league, record_entrant)
+from cardarena.tournament.store import ResultStore
 from cardarena.tournament.execution.execute import LocalExecutor
 
 
@@ -22,7 +27,7 @@ def bots(count: int) -> dict:
     return {f"p{number}-v1": entrant_from_command(f"p{number}-v1=true") for number in range(count)}
 
 
-@pytest.mark.parametrize("line", ['bots = ["*/"]', 'format = "gauntlet"', "deal_seed = 3", "deals = 4",
+@pytest.mark.parametrize("line", ['format = "gauntlet"', 'challengers = ["x"]', "deal_seed = 3", "deals = 4",
                                   '[game.casino]\ndeals = 3'])
 def test_keys_that_fix_a_tournament_are_refused(tmp_path, line):
     with pytest.raises(ServerLeagueError, match="leave these keys out"):
@@ -104,9 +109,43 @@ def test_serve_and_submit_end_on_one_line_with_their_exit_status(tmp_path):
 
     from cardarena.cli import main
 
-    (tmp_path / "league.toml").write_text('name = "class"\nbots = ["*/"]\n')
+    (tmp_path / "league.toml").write_text('name = "class"\nformat = "gauntlet"\n')
     served = CliRunner().invoke(main, ["serve", str(tmp_path / "league.toml")])
-    assert served.exit_code == 2 and "bots: a league server's bots are the participants' uploads" in served.output
+    assert served.exit_code == 2 and "format: a league server plays its bots continuously" in served.output
     submitted = CliRunner().invoke(main, ["submit", "http://127.0.0.1:9", str(tmp_path), "--token", "x"])
     assert submitted.exit_code == 2 and "no bot.toml here" in submitted.output
     assert "Traceback" not in served.output + submitted.output
+
+
+def test_the_league_files_bots_are_house_bots_playing_beside_the_current_versions(tmp_path):
+    """Issue 23: the organiser's bots (the sample bots, the ladder's rungs) play with no participant."""
+    shutil.copytree(SAMPLE_BOTS / "random", tmp_path / "house" / "random")
+    shutil.copytree(SAMPLE_BOTS / "heuristic", tmp_path / "house" / "heuristic")
+    server = league(tmp_path, 'name = "class"\ngames = ["casino"]\nbots = ["house/*"]\n')
+    assert [entrant.name for entrant in server.house] == ["heuristic", "random"]
+    accounts = Accounts(tmp_path / "class.server.sqlite")
+    alice = Participant(1, "alice", "participant")
+    accounts.add_participant("alice")
+    shutil.copytree(SAMPLE_BOTS / "random", tmp_path / "upload")
+    accounts.finish_check(accounts.add_submission(alice, "d", str(tmp_path / "upload")), {}, True)
+    with ResultStore(tmp_path / "class.sqlite", create=True) as store:
+        assert list(playing(server, accounts, store, {e.name: e for e in server.house})) == [
+            "heuristic", "random", "alice-v1"]
+        record_entrant(store, server.house[1])
+        store.add_disqualified("heuristic", "it crashed")
+        assert list(playing(server, accounts, store, {e.name: e for e in server.house})) == ["random", "alice-v1"]
+    assert changed_house_bots(replace(server, results=tmp_path / "class.sqlite")) == []
+    with open(tmp_path / "house" / "random" / "bot.py", "a") as bot:
+        bot.write("\n# changed\n")
+    changed = replace(league(tmp_path, 'name = "class"\ngames = ["casino"]\nbots = ["house/*"]\n'),
+                      results=tmp_path / "class.sqlite")
+    assert changed_house_bots(changed) == ["random"]  # serve refuses to start: its new games are another bot's
+
+
+def test_a_participant_cannot_take_a_house_bots_version_name(tmp_path):
+    accounts = Accounts(tmp_path / "class.server.sqlite")
+    assert house_clash("ladder", ["ladder-v2", "random"]) == "ladder-v2" and house_clash("Ladder", ["ladder-v2"])
+    assert house_clash("ladder", ["ladder", "ladder-v2x", "ladderv2"]) is None
+    with pytest.raises(AccountError, match="would be named as the house bot 'ladder-v2'"):
+        accounts.add_participant("ladder", house=["ladder-v2"])
+    assert accounts.participants() == []

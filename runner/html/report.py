@@ -24,6 +24,7 @@ from cardarena.errors import CardarenaError
 from cardarena.games.base import GameError
 from cardarena.html import esc, page, plain_text, write_assets
 from cardarena.fault_report import html_sections, stored_entries
+from cardarena.html.plot import rating_plot
 from cardarena.html.replay import replay_data, replay_page
 from cardarena.ratings import RatingError, comparisons_from_ranks, rate, tally
 from cardarena.referee.faults import counted
@@ -34,8 +35,6 @@ from cardarena.tournament.store import ResultStore
 CHECKPOINTS = 8  # refits of the ratings as games accumulate (the convergence plot)
 FAULT_DETAILS = 20  # faults per bot shown with their full evidence; the rest one line each
 FAULT_LINES = 200  # faults per bot listed at all
-PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
-           "#7f7f7f", "#bcbd22")
 _REPLAY_FILE = re.compile(r"g\d+\.html")
 
 
@@ -161,37 +160,8 @@ def _convergence(b: Board, games: Sequence[GameRecord], anchor: tuple[str, float
             points[bot].append((count, value))
     if not points:
         return '<p class="note">no rated games</p>'
-    values = [v for series in points.values() for _, v in series]
-    low, high = min(values), max(values)
-    if high - low < 20:
-        low, high = low - 10, high + 10
-    width, height, left, right, top, bottom = 640, 240, 48, 130, 10, 28
-    total = len(rated)
-
-    def x(count: int) -> float:
-        return round(left + (width - left - right) * count / total, 1)
-
-    def y(value: float) -> float:
-        return round(top + (height - top - bottom) * (high - value) / (high - low), 1)
-
-    parts = [f'<line class="axis" x1="{left}" y1="{height - bottom}" x2="{width - right}" y2="{height - bottom}"/>',
-             f'<line class="axis" x1="{left}" y1="{top}" x2="{left}" y2="{height - bottom}"/>',
-             f'<text x="{left - 4}" y="{y(high) + 4}" text-anchor="end">{high:.0f}</text>',
-             f'<text x="{left - 4}" y="{y(low) + 4}" text-anchor="end">{low:.0f}</text>',
-             f'<text x="{width - right}" y="{height - 8}" text-anchor="end">{total} games</text>',
-             f'<text x="{left}" y="{height - 8}">0</text>']
-    order = [row.bot for row in b.rows if row.bot in points]
-    for index, bot in enumerate(order):
-        colour = PALETTE[index % len(PALETTE)]
-        series = points[bot]
-        line = " ".join(f"{x(c)},{y(v)}" for c, v in series)
-        parts.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{line}">'
-                     f'<title>{esc(bot)}</title></polyline>')
-        last_x, last_y = x(series[-1][0]), y(series[-1][1])
-        parts.append(f'<text x="{last_x + 6}" y="{last_y + 4}" fill="{colour}">'
-                     f'{esc(bot, 24)}</text>')
-    return (f'<svg class="convergence" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img">'
-            f'<title>ratings refitted after {", ".join(map(str, counts))} games</title>{"".join(parts)}</svg>')
+    return rating_plot(points, [row.bot for row in b.rows if row.bot in points], len(rated),
+                       f'ratings refitted after {", ".join(map(str, counts))} games')
 
 
 def _game_list(games: Sequence[GameRecord], links: dict[str, str], failures: dict[str, str]) -> str:

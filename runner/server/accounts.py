@@ -28,7 +28,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from cardarena.errors import CardarenaError
 
@@ -100,6 +100,13 @@ class Version:
 
 def digest(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def house_clash(participant: str, house: Iterable[str]) -> str | None:
+    """The house bot that a version of `participant` (PARTICIPANT-vN) would be named as, if any: the
+    results file names a bot once, so they could not both play."""
+    versions = re.compile(re.escape(participant) + r"-v[0-9]+", re.IGNORECASE)
+    return next((bot for bot in sorted(house) if versions.fullmatch(bot)), None)
 
 
 def check_participant_name(name: str) -> str:
@@ -184,9 +191,13 @@ class Accounts:
 
     # -- participants and tokens ----------------------------------------------------------------
 
-    def add_participant(self, name: str, role: str = PARTICIPANT) -> str:
-        """Add a participant (or the organiser) and return their token: the only time it is shown."""
+    def add_participant(self, name: str, role: str = PARTICIPANT, house: Iterable[str] = ()) -> str:
+        """Add a participant (or the organiser) and return their token: the only time it is shown. The
+        name must not make version names of the `house` bots."""
         check_participant_name(name)
+        if (bot := house_clash(name, house)) is not None:
+            raise AccountError(f"participant name {name!r}: its versions would be named as the house bot {bot!r}; "
+                               "choose another name")
         token_id, secret = secrets.token_hex(6), secrets.token_urlsafe(32)
         with self.transaction():
             if self.db.execute("SELECT 1 FROM participants WHERE lower(name) = lower(?)", (name,)).fetchone():

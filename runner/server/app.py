@@ -28,6 +28,7 @@ from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, R
 from starlette.routing import Route
 
 from cardarena.html import asset, esc, page
+from cardarena.html.plot import rating_plot
 from cardarena.server import league_play
 from cardarena.server.accounts import CHECKING, PASSED, AccountError, Participant, check_participant_name
 from cardarena.server.runtime import PAGE_POLICY, League, LimitBodies, SecurityHeaders, Settings
@@ -101,7 +102,7 @@ def _nav(who: Participant | None) -> str:
 async def leaderboard_page(request: Request) -> Response:
     league: League = request.app.state.league
     who = page_user(request)
-    body = (f'{_nav(who)}<h1>{esc(league_play.read_server_league(league.settings.league_file).name)}: live '
+    body = (f'{_nav(who)}<h1>{esc(league.server.name)}: live '
             'leaderboard</h1><p class="small" id="board-status">loading…</p><div id="boards"></div>'
             '<h2>latest games</h2><div id="recent"></div>')
     return _html("cardarena league", body)
@@ -109,7 +110,8 @@ async def leaderboard_page(request: Request) -> Response:
 
 async def leaderboard_json(request: Request) -> Response:
     league: League = request.app.state.league
-    return JSONResponse(await league.live_board())  # computed at most every BOARD_SECONDS, whoever asks
+    # computed and encoded at most every BOARD_SECONDS, whoever asks: a request only sends the bytes
+    return Response(await league.live_board(), media_type="application/json")
 
 
 async def static(request: Request) -> Response:
@@ -195,7 +197,7 @@ async def signup(request: Request) -> Response:
     if not await _redeemed(request, form, request.cookies.get(PRE_COOKIE, "")):
         return _refusal(403, "this form has expired or was already sent; open the sign-up page again")
     try:
-        token = league.accounts.add_participant(check_participant_name(str(form.get("name", ""))))
+        token = league.accounts.add_participant(check_participant_name(str(form.get("name", ""))), house=league.house)
     except AccountError as error:
         return _refusal(400, str(error))
     return _html("signed up", f'{_nav(None)}<h1>Your token</h1><p>Keep it: it is shown this once.</p>'
@@ -269,27 +271,30 @@ async def submission_page(request: Request) -> Response:
 
 
 def _may_see_private(who: Participant | None, owner: int | None) -> bool:
-    """Whether `who` may see a bot's faults' evidence and its stderr: its owner and the organiser only."""
-    return who is not None and owner is not None and (who.is_organiser or who.id == owner)
+    """Whether `who` may see a bot's faults' evidence and its stderr: its owner and the organiser only
+    (a house bot, of no participant, is the organiser's)."""
+    return who is not None and (who.is_organiser or (owner is not None and who.id == owner))
 
 
 async def bot_page(request: Request) -> Response:
-    """A bot version's page: its participant's versions and its latest games for everyone; its faults
-    (with their evidence and reproduce lines) and its stderr log for its owner and the organiser."""
+    """A bot's page: for everyone, its participant's versions, their ratings after each round (per game
+    and overall) and its latest games; for its owner and the organiser, its faults (with their evidence
+    and reproduce lines) and its stderr log. A house bot (the league file's) has the organiser as owner."""
     league: League = request.app.state.league
     bot = request.path_params["bot"]
     owner = league.accounts.owner_of(bot)
-    if owner is None:
+    if owner is None and bot not in league.house:
         return _refusal(404, "no such bot")
     who = page_user(request)
-    versions = [v for v in league.accounts.versions() if v.participant == owner]
+    versions = [v for v in league.accounts.versions() if v.participant == owner] if owner is not None else []
     version_rows = "".join(f'<tr><td><a href="/bots/{quote(v.bot)}">{esc(v.bot)}</a></td><td>{_state(v)}</td>'
                            f'<td>{esc(time.strftime("%Y-%m-%d %H:%M", time.localtime(v.created)))}</td></tr>'
-                           for v in versions)
+                           for v in versions) or f'<tr><td>{esc(bot)}</td><td>house bot</td><td></td></tr>'
     games = await asyncio.to_thread(league_play.recent_games, league.settings.results, {bot}, 50)
     game_rows = "".join(f'<tr><td><a href="/games/{quote(g["game_id"])}">{esc(g["game_id"])}</a></td>'
                         f'<td>{esc(", ".join(g["seats"]))}</td><td>{esc(", ".join(map(str, g["ranks"])))}</td>'
                         f'<td class="num">{g["faults"]}</td></tr>' for g in games)
+    history = _history(await league.rating_history(), [v.bot for v in versions] or [bot])
     private = ""
     if _may_see_private(who, owner):
         faults = await asyncio.to_thread(league_play.bot_faults, league.settings.results, bot)
@@ -299,9 +304,32 @@ async def bot_page(request: Request) -> Response:
             private += (f'<form method="post" action="/organiser/retire">{_form_field(request)}'
                         f'<input type="hidden" name="bot" value="{esc(bot)}"><button>retire {esc(bot)}</button></form>')
     body = (f'{_nav(who)}<h1>{esc(bot)}</h1><h2>versions</h2><table><tr><th>bot</th><th>state</th><th>entered</th>'
-            f'</tr>{version_rows}</table><h2>latest games</h2><table class="games"><tr><th>game (replay)</th>'
-            f'<th>seats</th><th>ranks</th><th>faults</th></tr>{game_rows}</table>{private}')
+            f'</tr>{version_rows}</table>{history}<h2>latest games</h2><table class="games"><tr><th>game (replay)'
+            f'</th><th>seats</th><th>ranks</th><th>faults</th></tr>{game_rows}</table>{private}')
     return _html(bot, body)
+
+
+def _history(boards: list[dict[str, Any]], bots: list[str]) -> str:
+    """The ratings of `bots` (a participant's versions, oldest first) after each round, per board: a plot
+    (each version's first round marked) and its numbers in a table."""
+    sections = []
+    for board in boards:
+        order = [bot for bot in bots if bot in board["series"]]
+        if not order:
+            continue
+        points = {bot: [(games, elo) for games, _, elo in board["series"][bot]] for bot in order}
+        marks = [(points[bot][0][0], bot.rsplit("-", 1)[-1]) for bot in order] if len(order) > 1 else []
+        rows = "".join(f'<tr><td class="num">{number}</td><td class="num">{games}</td><td>{esc(bot)}</td>'
+                       f'<td class="num">{elo:.1f}</td></tr>' for bot in order for games, number, elo in board["series"][bot])
+        sections.append(f'<h3>{esc(board["title"])}</h3>'
+                        f'{rating_plot(points, order, board["games"], board["title"] + ": Elo after each round", marks)}'
+                        '<details><summary>the numbers</summary><table class="history"><tr><th>after round</th>'
+                        f'<th>games</th><th>bot</th><th>Elo</th></tr>{rows}</table></details>')
+    if not sections:
+        return '<h2>rating over time</h2><p class="small">no rated games yet</p>'
+    return ('<h2>rating over time</h2><p class="small">Elo on each board after each round of play, fitted on '
+            'every game until then as the leaderboard fits them; the x axis counts the board\'s games.</p>'
+            + "".join(sections))
 
 
 def _state(version: Any) -> str:
@@ -314,8 +342,11 @@ async def bot_log(request: Request) -> Response:
     who = page_user(request)
     if who is None:
         return _refusal(401, "log in to see your bots' logs")
-    if not _may_see_private(who, league.accounts.owner_of(bot)):
+    owner = league.accounts.owner_of(bot)
+    if not _may_see_private(who, owner):
         return _refusal(403, "this is not your bot")
+    if owner is None and bot not in league.house:
+        return _refusal(404, "no such bot")
     text = await asyncio.to_thread(league_play.bot_log, league.settings.logs, bot)
     return PlainTextResponse(text or "(nothing on stderr yet)")
 

@@ -67,26 +67,31 @@ def serve(league_file: Path, host: str, port: int, participants: tuple[str, ...]
 
     With --add-participant, --add-organiser or --new-token it changes the accounts and exits
     (the server may be running meanwhile). Read runner/server/README.md first."""
-    from cardarena.server.accounts import ORGANISER, AccountError, Accounts
+    from cardarena.server.accounts import ORGANISER, AccountError, Accounts, house_clash
     from cardarena.server.league_play import read_server_league
 
     league = read_server_league(league_file)  # ServerLeagueError, a UsageError, when the server cannot run it
     files = server_files(league_file, league.results)
+    house = [entrant.name for entrant in league.house]
     try:
         files["accounts"].parent.mkdir(parents=True, exist_ok=True)
         accounts = Accounts(files["accounts"])
         if participants or organisers or renewed:
             for name in participants:
-                click.echo(f"{name}: {accounts.add_participant(name)}")
+                click.echo(f"{name}: {accounts.add_participant(name, house=house)}")
             for name in organisers:
-                click.echo(f"{name} (organiser): {accounts.add_participant(name, ORGANISER)}")
+                click.echo(f"{name} (organiser): {accounts.add_participant(name, ORGANISER, house)}")
             for name in renewed:
                 click.echo(f"{name}: {accounts.new_token(name)}")
             click.echo("each token is shown this once: hand it to its owner now", err=True)
             return
+        clashes = [(who.name, bot) for who in accounts.participants() if (bot := house_clash(who.name, house))]
         accounts.close()
     except OSError as error:
         raise AccountError(f"{files['accounts']}: {error.strerror or error}") from None
+    if clashes:
+        raise AccountError(f"{league_file}: house bot {clashes[0][1]!r} has the name of a version of participant "
+                           f"{clashes[0][0]!r}; rename it (the name in its bot.toml)")
     _serve(league_file, league.results, files, host, port,
            {"open_signup": open_signup, "jobs": jobs, "check_workers": check_workers, "check_games": check_games,
             "round_games": round_games, "scheduler": scheduler})
@@ -103,10 +108,18 @@ def _serve(league_file: Path, results: Path, files: dict[str, Path], host: str, 
         from cardarena.server.runtime import Settings
     except ModuleNotFoundError as error:
         raise CardarenaError(f"the league server needs {error.name}: pip install 'cardarena[serve]'") from None
-    from cardarena.console import require_sandbox
-    from cardarena.server.league_play import read_server_league
+    from cardarena.console import require_own_views, require_sandbox
+    from cardarena.server.league_play import changed_house_bots, read_server_league
 
-    require_sandbox(read_server_league(league_file).league.limits.sandbox)
+    league = read_server_league(league_file)
+    if changed := changed_house_bots(league):
+        raise UsageError(f"{league_file}: house bot(s) {', '.join(changed)} changed since their games in {results} "
+                         "were played; give the changed bot another name in its bot.toml")
+    require_sandbox(league.league.limits.sandbox)
+    # as `run` does for its bots: a house bot sees its own folder, none of the server's files
+    require_own_views([entrant.spec for entrant in league.house], league.league.limits.sandbox,
+                      [("the results file", results), ("the server database", files["accounts"]),
+                       ("the uploads", files["bots"]), ("the bot logs", files["logs"])])
     settings = Settings(league_file=league_file.resolve(), accounts_path=files["accounts"].resolve(),
                         results=results.resolve(), bots_folder=files["bots"].resolve(), logs=files["logs"].resolve(),
                         **options)

@@ -31,11 +31,12 @@ from cardarena.fault_report import stored_entries, text_lines
 from cardarena.games import get_game
 from cardarena.html.replay import replay_data, replay_page
 from cardarena.manifest import Entrant, ManifestError, load_manifest
-from cardarena.ratings import RatingError
+from cardarena.ratings import RatingError, comparisons_from_ranks
 from cardarena.referee.faults import printable
 from cardarena.referee.match import log_file_name
 from cardarena.report import leaderboards
 from cardarena.server.accounts import Accounts
+from cardarena.server.standings import RunningTally, cluster_of, rating_history
 from cardarena.tournament.execution.events import EventSink, FinishedGame, FinishedMatch, WorkerLost, drive
 from cardarena.tournament.execution.execute import ExecutionError, Executor
 from cardarena.tournament.planning.league import League, LeagueError, build_league, read_league_file
@@ -44,20 +45,15 @@ from cardarena.tournament.service import RESULTS_DIR, RunOptions, RunSetup
 from cardarena.tournament import service
 from cardarena.tournament.store import ResultStore, StoreError
 
-#: league-file keys that describe one fixed tournament, not a league that participants join
-NOT_FOR_A_SERVER = ("bots", "exclude", "format", "challengers", "baseline", "sprt", "max_games", "deal_seed", "deals")
-#: a new version plays the gauntlet (only tables with it and the field) until its overall 95% rating
-#: interval is at most this many Elo wide (±75: its place among bots 150 Elo apart is known) ...
-GAUNTLET_INTERVAL = 150.0
-#: ... or until it has played this many games (a bot whose interval cannot narrow: a perfect score)
-GAUNTLET_GAMES = 200
+#: league-file keys that describe one fixed tournament, not a league that participants join (its `bots`
+#: are house bots: they play in the league beside the participants' versions)
+NOT_FOR_A_SERVER = ("format", "challengers", "baseline", "sprt", "max_games", "deal_seed", "deals")
 #: a round plays about this many games by default (serve --round-games): enough that starting every
 #: table's bots afresh costs little, few enough that a new version waits seconds, not hours, to play
 ROUND_GAMES = 256
 ROUND_DEALS = 32  # deals of one table in a round at most (a league of two bots plays 64 games a round)
 BACKGROUND_NICENESS = 10  # how much lower the check and play processes' priority is than the web server's
 IDLE_SECONDS = 1.0  # how often the play loop looks for work when there is none (paused, or too few bots)
-RATING_RESAMPLES = 100  # bootstrap resamples behind the gauntlet's intervals
 
 
 class ServerLeagueError(UsageError):
@@ -66,12 +62,14 @@ class ServerLeagueError(UsageError):
 
 @dataclass(frozen=True)
 class ServerLeague:
-    """A league file's settings for the server: its games, limits, sandbox, table sampling and
-    results file (participants' bots are the entrants, so the file names none)."""
+    """A league file's settings for the server: its games, limits, sandbox, table sampling, results
+    file, and its house bots (the file's `bots`: they play beside the participants' versions, with no
+    participant; the organiser's, so they are not checked, and they keep their bot.toml names)."""
 
     source: Path
-    league: League  # built with two placeholder entrants; only its settings are used
+    league: League  # built with the house bots and two placeholders; its settings and house bots are used
     results: Path
+    house: tuple[Entrant, ...] = ()
 
     @property
     def name(self) -> str:
@@ -82,7 +80,8 @@ class ServerLeague:
         return tuple(game.name for game in self.league.games if game.name in entrant.games)
 
     def settings(self) -> dict[str, Any]:
-        """What the results file records: a restart with other settings is refused."""
+        """What the results file records: a restart with other settings is refused (the house bots,
+        entrants, may change)."""
         return {**self.league.settings_fingerprint(), "league_server": self.name}
 
 
@@ -94,15 +93,19 @@ def read_server_league(path: Path) -> ServerLeague:
         given += [f"[game.{name}] deals" for name, table in data.get("game", {}).items()
                   if isinstance(table, dict) and "deals" in table]
         if given:
-            raise LeagueError(f"{path}: {', '.join(given)}: a league server's bots are the participants' uploads, "
-                              "played continuously in rounds it sizes itself; leave these keys out")
-        # build_league validates games, limits and sandbox the way `run` does; it wants two bots
-        placeholders = ["placeholder-1=true", "placeholder-2=true"]
-        league = build_league({**data, "bots": placeholders}, path.parent, str(path))
+            raise LeagueError(f"{path}: {', '.join(given)}: a league server plays its bots continuously, in rounds "
+                              "it sizes itself; leave these keys out")
+        # build_league validates games, limits, sandbox and house bots the way `run` does; it wants two bots
+        placeholders = {"server-placeholder-1", "server-placeholder-2"}
+        bots = data.get("bots", [])
+        if not isinstance(bots, list):
+            raise LeagueError(f"{path}: bots must be a list of bot folders or NAME=CMD, got {bots!r}")
+        league = build_league({**data, "bots": bots + [f"{name}=true" for name in sorted(placeholders)]},
+                              path.parent, str(path))
     except LeagueError as error:
         raise ServerLeagueError(str(error)) from None
     results = league.out if league.out is not None else RESULTS_DIR / f"{league.name}.sqlite"
-    return ServerLeague(path, league, results)
+    return ServerLeague(path, league, results, tuple(e for e in league.entrants if e.name not in placeholders))
 
 
 # -- the processes ------------------------------------------------------------------------------
@@ -170,28 +173,36 @@ def play_forever(league_file: Path, accounts_path: Path, jobs: int | None,
     executor = make_executor(server, jobs, scheduler or server.league.scheduler)
     with open_results(server) as store, contextlib.closing(executor):
         deal_key = store.deal_secret()
-        loaded: dict[str, Entrant] = {}
-        established: set[str] = set()  # versions out of their gauntlet: a version never changes, so they stay out
+        running = RunningTally.of(store.games())  # read once; each game is added as it finishes
+        loaded: dict[str, Entrant] = {entrant.name: entrant for entrant in server.house}
+        for entrant in server.house:
+            record_entrant(store, entrant)
+        established: set[str] = set()  # bots out of their gauntlet: a version never changes, so they stay out
         while True:
-            if accounts.flag("paused"):
-                time.sleep(IDLE_SECONDS)
-                continue
-            current = {version.bot: version for version in accounts.versions(current_only=True)}
-            for bot, version in current.items():
-                if bot not in loaded:
-                    loaded[bot] = load_version(Path(version.folder), bot)
-                    record_entrant(store, loaded[bot])
-            entrants = {bot: loaded[bot] for bot in current if bot not in store.disqualified()}
+            entrants = {} if accounts.flag("paused") else playing(server, accounts, store, loaded)
             if len(entrants) < 2:
                 time.sleep(IDLE_SECONDS)
                 continue
-            gauntlet = in_gauntlet(store, entrants) if set(entrants) - established else []
+            gauntlet = running.gauntlet(entrants) if set(entrants) - established else []
             established |= set(entrants) - set(gauntlet)
             matches = plan_round(server, entrants, gauntlet, accounts.next_round(), deal_key, round_games)
             if not matches:  # the bots share no game of the league
                 time.sleep(IDLE_SECONDS)
                 continue
-            play_round(executor, matches, entrants, server, store)
+            play_round(executor, matches, entrants, server, store, running)
+
+
+def playing(server: ServerLeague, accounts: Accounts, store: ResultStore, loaded: dict[str, Entrant]) -> dict[str, Entrant]:
+    """The bots of the next round: the house bots and the participants' current versions (each loaded
+    and entered in the results file the first time), less the disqualified."""
+    current = {version.bot: version for version in accounts.versions(current_only=True)}
+    for bot, version in current.items():
+        if bot not in loaded:
+            loaded[bot] = load_version(Path(version.folder), bot)
+            record_entrant(store, loaded[bot])
+    disqualified = store.disqualified()
+    return {bot: loaded[bot] for bot in [*(entrant.name for entrant in server.house), *current]
+            if bot not in disqualified}
 
 
 def play_process(league_file: Path, accounts_path: Path, jobs: int | None, round_games: int,
@@ -242,32 +253,22 @@ def open_results(server: ServerLeague) -> ResultStore:
     return store
 
 
+def changed_house_bots(server: ServerLeague) -> list[str]:
+    """The house bots whose files differ from those their recorded games were played with: under the
+    same name their new games would be rated with the old ones, so the server refuses to start."""
+    if not server.results.exists() or not server.house:
+        return []
+    with ResultStore(server.results) as store:
+        recorded = store.entrants()
+    return [entrant.name for entrant in server.house
+            if entrant.name in recorded and recorded[entrant.name]["manifest_hash"] != entrant.manifest_hash]
+
+
 def record_entrant(store: ResultStore, entrant: Entrant) -> None:
     """Enter a version in the results file (once), with its folder, so that `faults` can say how to rerun it."""
     if entrant.name not in store.entrants():
         store.add_entrant(entrant.name, entrant.manifest_hash, list(entrant.spec.command), list(entrant.games),
                           dict(entrant.identity.files), {"folder": entrant.spec.folder, "cwd": entrant.spec.cwd})
-
-
-def in_gauntlet(store: ResultStore, entrants: Mapping[str, Entrant]) -> list[str]:
-    """The current versions whose overall rating is not yet known well enough for balanced play:
-    fewer than GAUNTLET_GAMES games and a 95% interval wider than GAUNTLET_INTERVAL (or none yet)."""
-    rows = {row.bot: row for row in overall_rows(store)}
-    waiting = []
-    for bot in entrants:
-        row = rows.get(bot)
-        if row is None or (row.games < GAUNTLET_GAMES and (row.low is None or row.high - row.low > GAUNTLET_INTERVAL)):
-            waiting.append(bot)
-    return sorted(waiting)
-
-
-def overall_rows(store: ResultStore) -> list[Any]:
-    """The rows of the overall board (the only board when the league plays one game)."""
-    try:
-        boards = leaderboards(store.games(), bootstrap=RATING_RESAMPLES)
-    except RatingError:
-        return []
-    return boards[-1].rows if boards else []
 
 
 def plan_round(server: ServerLeague, entrants: Mapping[str, Entrant], gauntlet: list[str], number: int,
@@ -299,9 +300,10 @@ def plan_round(server: ServerLeague, entrants: Mapping[str, Entrant], gauntlet: 
 
 
 def play_round(executor: Executor, matches: list[PlannedMatch], entrants: Mapping[str, Entrant],
-               server: ServerLeague, store: ResultStore) -> int:
-    """Play a round's matches, committing each game as it finishes; the games stored."""
-    recorder = RoundRecorder(store, matches)
+               server: ServerLeague, store: ResultStore, running: RunningTally) -> int:
+    """Play a round's matches, committing each game as it finishes (and counting it in `running`); the
+    games stored."""
+    recorder = RoundRecorder(store, matches, running)
     specs = {bot: entrant.spec for bot, entrant in entrants.items()}
     drive(executor.run(matches, specs, server.league.limits, disqualified=store.disqualified()), recorder)
     return recorder.stored
@@ -310,14 +312,17 @@ def play_round(executor: Executor, matches: list[PlannedMatch], entrants: Mappin
 class RoundRecorder(EventSink):
     """Stores each event of a round as it arrives: a game, a match's shutdown faults, a disqualification."""
 
-    def __init__(self, store: ResultStore, matches: list[PlannedMatch]):
-        self.store, self.stored = store, 0
+    def __init__(self, store: ResultStore, matches: list[PlannedMatch], running: RunningTally):
+        self.store, self.stored, self.running = store, 0, running
         self.planned = {game.game_id: (match.match_id, game) for match in matches for game in match.games}
 
     def game_finished(self, event: FinishedGame) -> bool:
         match_id, game = self.planned[event.game_id]
-        self.store.add_game(event.record.to_dict(), match_id, game.deal, game.rotation, game.cluster)
+        record = event.record
+        self.store.add_game(record.to_dict(), match_id, game.deal, game.rotation, game.cluster)
         self.stored += 1
+        self.running.add(cluster_of(record.game, game.cluster, record.seed), record.seats,
+                         comparisons_from_ranks(record.seats, record.ranks, record.teams))
         return False
 
     def match_finished(self, event: FinishedMatch) -> None:
@@ -333,7 +338,7 @@ class RoundRecorder(EventSink):
 
 def live_boards(results: Path, current: set[str]) -> dict[str, Any]:
     """The leaderboards as plain data: every board, rated on every game (old versions' too), listing
-    the current versions only ("live"), and the count of games."""
+    the `current` bots only (the house bots and current versions: "live"), and the count of games."""
     if not results.exists():
         return {"games": 0, "boards": []}
     with ResultStore(results) as store:
@@ -356,6 +361,15 @@ def board_snapshot(results: Path, current: set[str], recent: int = 20) -> dict[s
 
 def _finite(row: dict[str, Any]) -> dict[str, Any]:
     return {key: None if isinstance(value, float) and not math.isfinite(value) else value for key, value in row.items()}
+
+
+def rating_histories(results: Path) -> list[dict[str, Any]]:
+    """Every board's rating history, round by round (standings.rating_history), recomputed from the
+    results file; [] before the first game."""
+    if not results.exists():
+        return []
+    with ResultStore(results) as store:
+        return rating_history(store.games(), lambda game: game.placement.deal // ROUND_DEALS)
 
 
 def recent_games(results: Path, bots: set[str] | None = None, limit: int = 50) -> list[dict[str, Any]]:

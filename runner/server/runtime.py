@@ -16,10 +16,11 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 
 from starlette.responses import JSONResponse, Response
 
+from cardarena.referee.faults import printable
 from cardarena.server import league_play
 from cardarena.server.accounts import CHECKING, PASSED, Accounts, Participant
 from cardarena.server.unpack import Caps, UploadRefused, unpack
@@ -32,6 +33,7 @@ CONTENT_SECURITY_POLICY = PAGE_POLICY + "; frame-ancestors 'none'"
 MAX_REQUEST = 64 << 10  # bytes of any request body but an upload
 MAX_UPLOAD = 16 << 20  # bytes of an uploaded archive (its unpacked size: unpack.Caps)
 BOARD_SECONDS = 2.0  # the live board is recomputed at most this often
+HISTORY_SECONDS = 10.0  # and the rating histories of the bot pages (one pass over every game) this often
 VISITOR_FORMS_PER_MINUTE = 120  # log-in and sign-up pages one address may open a minute (a class behind one NAT)
 PLAYER_RESTART_SECONDS = 5.0  # how soon a play process that ended is started again
 CHECK_BREAKS = 3  # check processes lost while checking one submission before it fails (a bot that kills them)
@@ -78,6 +80,36 @@ class RateLimit:
             return False
         self.events[key].append(time.monotonic())
         return True
+
+
+class Cached:
+    """A value recomputed at most every `seconds`, in the background: only the first request waits for
+    it. Later ones get the last value at once while a single recomputation runs, however long it
+    takes (a large board on a loaded machine takes seconds), so that requests never queue behind it.
+    A failed recomputation is a line on stderr, and the last value is served until the next one."""
+
+    def __init__(self, seconds: float, compute: Callable[[], Awaitable[Any]], what: str):
+        self.seconds, self.compute, self.what = seconds, compute, what
+        self.value: tuple[float, Any] | None = None
+        self.lock = asyncio.Lock()
+        self.refreshing: asyncio.Task | None = None
+
+    async def get(self) -> Any:
+        if self.value is None:
+            async with self.lock:
+                if self.value is None:
+                    self.value = (time.monotonic(), await self.compute())
+        elif time.monotonic() - self.value[0] > self.seconds and self.refreshing is None:
+            self.refreshing = asyncio.create_task(self.refresh())
+        return self.value[1]
+
+    async def refresh(self) -> None:
+        try:
+            self.value = (time.monotonic(), await self.compute())
+        except Exception as error:  # the server goes on with the last value; the next request tries again
+            print(printable(f"warning: {self.what} not recomputed: {type(error).__name__}: {error}"), file=sys.stderr)
+        finally:
+            self.refreshing = None
 
 
 class BodyTooLarge(Exception):
@@ -141,6 +173,8 @@ class League:
 
     def __init__(self, settings: Settings):
         self.settings = settings
+        self.server = league_play.read_server_league(settings.league_file)
+        self.house = frozenset(entrant.name for entrant in self.server.house)  # the league file's bots
         self.accounts = Accounts(settings.accounts_path)
         self.logins = RateLimit(settings.logins_per_minute, 60)
         self.submissions = RateLimit(settings.submissions_per_hour, 3600)
@@ -150,8 +184,8 @@ class League:
         self.check_breaks: Counter[int] = Counter()  # check processes lost per submission
         self.board_worker: ProcessPoolExecutor | None = None
         self.player: Any = None
-        self.board: tuple[float, dict[str, Any]] | None = None
-        self.board_lock = asyncio.Lock()
+        self.board = Cached(BOARD_SECONDS, self.compute_board, "the live board")
+        self.history = Cached(HISTORY_SECONDS, self.compute_history, "the rating histories")
         self.tasks: set[asyncio.Task] = set()
 
     # -- life cycle -----------------------------------------------------------------------------
@@ -221,7 +255,9 @@ class League:
         return 202, {"id": ident, "status": CHECKING, "url": f"/api/submissions/{ident}"}
 
     def board_pool(self) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(1, mp_context=league_play.process_context(), initializer=league_play.die_with_parent)
+        """The board process, in the background as play is: requests are answered with the last board
+        meanwhile, so a busy board process must not take the CPU from them."""
+        return ProcessPoolExecutor(1, mp_context=league_play.process_context(), initializer=league_play.background)
 
     def check_pool(self) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(self.settings.check_workers, mp_context=league_play.process_context(),
@@ -257,21 +293,34 @@ class League:
 
     # -- the live board -------------------------------------------------------------------------
 
-    async def live_board(self) -> dict[str, Any]:
-        """The boards of the current versions and the latest games, as plain data (recomputed at most
-        every BOARD_SECONDS: a hundred requests a second cost one computation)."""
-        async with self.board_lock:
-            if self.board is None or time.monotonic() - self.board[0] > BOARD_SECONDS:
-                current = {version.bot for version in self.accounts.versions(current_only=True)}
-                if self.settings.results.exists():
-                    try:
-                        data = await asyncio.wrap_future(self.board_worker.submit(
-                            league_play.board_snapshot, self.settings.results, current))
-                    except BrokenProcessPool:  # its process was killed: the next request starts a new one
-                        self.board_worker = self.board_pool()
-                        raise
-                else:  # no game yet: nothing to compute
-                    data = league_play.board_snapshot(self.settings.results, current)
-                data["paused"] = self.accounts.flag("paused")
-                self.board = (time.monotonic(), data)
-            return self.board[1]
+    async def live_board(self) -> bytes:
+        """The live board (`compute_board`) as JSON, recomputed at most every BOARD_SECONDS: a hundred
+        requests a second cost one computation and one encoding, and none of them waits for it once
+        there is a board."""
+        return await self.board.get()
+
+    async def compute_board(self) -> bytes:
+        """The boards of the house bots and current versions and the latest games, as JSON."""
+        current = {version.bot for version in self.accounts.versions(current_only=True)} | self.house
+        if self.settings.results.exists():
+            data = await self.in_board_process(league_play.board_snapshot, self.settings.results, current)
+        else:  # no game yet: nothing to compute
+            data = league_play.board_snapshot(self.settings.results, current)
+        data["paused"] = self.accounts.flag("paused")
+        return JSONResponse(data).body
+
+    async def rating_history(self) -> list[dict[str, Any]]:
+        """Every board's rating history, round by round (recomputed at most every HISTORY_SECONDS)."""
+        return await self.history.get()
+
+    async def compute_history(self) -> list[dict[str, Any]]:
+        return await self.in_board_process(league_play.rating_histories, self.settings.results)
+
+    async def in_board_process(self, function: Callable, *arguments: Any) -> Any:
+        """`function(*arguments)` in the board process: reading every game holds the interpreter for a
+        while, which the web server must not wait on. A killed board process is replaced for the next call."""
+        try:
+            return await asyncio.wrap_future(self.board_worker.submit(function, *arguments))
+        except BrokenProcessPool:
+            self.board_worker = self.board_pool()
+            raise

@@ -14,6 +14,12 @@ It prints p50/p99/max latency of the leaderboard requests and of the uploads, ho
 or were late (a request is late when the client could not keep the pace), and games per second
 during the load against the baseline. Run:
     python -m tests.bench.bench_server [SECONDS] [RATE] [UPLOADERS] [WAVE]      (default 60 100 20 15)
+
+`python -m tests.bench.bench_server ratings` times instead one rating update of the gauntlet (after a
+round, whether a new version still needs it) in a league of 100 and of 2,000 games, 60 of them the new
+version's: re-rating every game (read them and fit the board with 100 resamples, as the server did
+before standings.RunningTally) against the running tally (a game added, the gauntlet asked), and the
+ratio of the two league sizes for each.
 """
 
 from __future__ import annotations
@@ -30,9 +36,13 @@ from pathlib import Path
 
 import httpx
 
+from cardarena.report import leaderboards
 from cardarena.samples import SAMPLE_BOTS
 from cardarena.server.commands import pack_bot
+from cardarena.server.standings import RATING_RESAMPLES, RunningTally, cluster_of
 from cardarena.tournament.store import ResultStore
+from cardarena.ratings import comparisons_from_ranks
+from tests.random_results import write_random_results
 from tests.server_support import CARDARENA, Server, cardarena, live_bots, wait_for
 
 JOBS = 1  # play workers in the baseline run, as tests/server_support.py starts the server: the other core serves and checks
@@ -62,9 +72,9 @@ def _count(results: Path) -> int:
         return len(store.finished_ids())
 
 
-def changed_random_bot(wave: int, who: int) -> bytes:
-    """The random bot's archive with a seed of its own: a new upload each time."""
-    archive = io.BytesIO(pack_bot(SAMPLE_BOTS / "random"))
+def changed_random_bot(packed: bytes, wave: int, who: int) -> bytes:
+    """The random bot's archive (`packed`) with a seed of its own: a new upload each time."""
+    archive = io.BytesIO(packed)
     out = io.BytesIO()
     with tarfile.open(fileobj=archive, mode="r:gz") as source, tarfile.open(fileobj=out, mode="w:gz") as target:
         for member in source:
@@ -78,11 +88,16 @@ def changed_random_bot(wave: int, who: int) -> bytes:
 
 async def load(server: Server, tokens: list[str], seconds: float, rate: int, wave_every: float) -> dict:
     """Leaderboard requests at `rate` a second and upload waves for `seconds`: latencies and failures."""
+    packed = pack_bot(SAMPLE_BOTS / "random")  # packed before the clock starts (it may run git)
+    archives = [[changed_random_bot(packed, wave, who) for who in range(len(tokens))]
+                for wave in range(int(seconds // wave_every) + 1)]
     board_times: list[float] = []
     upload_times: list[float] = []
     failures = {"board": 0, "upload": 0, "late": 0}
-    async with httpx.AsyncClient(base_url=server.url, timeout=60,
-                                 limits=httpx.Limits(max_connections=200)) as client:
+    # two clients: the uploads never wait for a connection behind the board requests (nor these for them)
+    async with httpx.AsyncClient(base_url=server.url, timeout=60, limits=httpx.Limits(max_connections=200)) as client, \
+            httpx.AsyncClient(base_url=server.url, timeout=120,
+                              limits=httpx.Limits(max_connections=len(tokens))) as uploader:
         async def ask_board() -> None:
             started = time.monotonic()
             try:
@@ -95,7 +110,7 @@ async def load(server: Server, tokens: list[str], seconds: float, rate: int, wav
         async def upload(token: str, archive: bytes) -> None:
             started = time.monotonic()
             try:
-                answer = await client.post("/api/submissions", content=archive,
+                answer = await uploader.post("/api/submissions", content=archive,
                                            headers={"Authorization": f"Bearer {token}"})
             except httpx.HTTPError as error:
                 failures["upload"] += 1
@@ -112,8 +127,7 @@ async def load(server: Server, tokens: list[str], seconds: float, rate: int, wav
         next_wave, wave, sent = start, 0, 0
         while (now := time.monotonic()) < start + seconds:
             if now >= next_wave:
-                tasks += [asyncio.create_task(upload(token, changed_random_bot(wave, who)))
-                          for who, token in enumerate(tokens)]
+                tasks += [asyncio.create_task(upload(token, archives[wave][who])) for who, token in enumerate(tokens)]
                 wave, next_wave = wave + 1, next_wave + wave_every
             due = int((now - start) * rate)
             if due - sent > rate:  # more than a second behind: the client cannot keep the pace
@@ -136,7 +150,59 @@ def describe(name: str, times: list[float]) -> str:
             f"p99 {p99 * 1000:.1f} ms, max {ordered[-1] * 1000:.1f} ms")
 
 
+def league_games(folder: Path, total: int, young: int) -> list[Path]:
+    """Results files of `total` random knock-rummy games: `young` of a new version against one of four
+    established bots, the rest among those four."""
+    field, newcomer = folder / f"field{total}.sqlite", folder / f"new{total}.sqlite"
+    write_random_results(field, ["a", "b", "c", "d"], {"knock-rummy": total - young}, {"knock-rummy": 2})
+    write_random_results(newcomer, ["new", "a"], {"knock-rummy": young}, {"knock-rummy": 2}, seed=1)
+    return [field, newcomer]
+
+
+def rating_update(files: list[Path], repeats: int = 5) -> tuple[float, float, float]:
+    """Seconds of one gauntlet update (median of `repeats`): re-rating every game; the running tally (a
+    game added, the gauntlet asked); and reading the running tally once, when the play process starts."""
+    def reread() -> list:
+        games = []
+        for path in files:
+            with ResultStore(path) as store:
+                games += list(store.games())
+        return games
+
+    def whole() -> None:
+        leaderboards(reread(), bootstrap=RATING_RESAMPLES)
+
+    games = reread()
+    started = time.perf_counter()
+    running = RunningTally.of(games[:-1])
+    start_up = time.perf_counter() - started
+    last = games[-1]
+    running.add(cluster_of(last.game, last.placement.cluster, last.seed), last.seats,
+                comparisons_from_ranks(last.seats, last.ranks, last.teams))
+    times = {}  # the running tally is asked of the new version: the field's bots are young too at 100 games
+    for name, work in (("whole", whole), ("running", lambda: running.gauntlet(["new"]))):
+        spent = []
+        for _ in range(repeats):
+            started = time.perf_counter()
+            work()
+            spent.append(time.perf_counter() - started)
+        times[name] = statistics.median(spent)
+    return times["whole"], times["running"], start_up
+
+
+def ratings_main() -> None:
+    with tempfile.TemporaryDirectory(prefix="cardarena-bench-ratings-") as scratch:
+        measured = {total: rating_update(league_games(Path(scratch), total, 60)) for total in (100, 2000)}
+    for total, (whole, running, start_up) in measured.items():
+        print(f"{total:>5} games: re-rating every game {whole * 1000:8.1f} ms; running tally {running * 1000:6.2f} ms "
+              f"(read once at start: {start_up * 1000:.1f} ms)")
+    print(f"2,000 against 100 games: re-rating every game x{measured[2000][0] / measured[100][0]:.1f}, "
+          f"running tally x{measured[2000][1] / measured[100][1]:.2f}")
+
+
 def main() -> None:
+    if sys.argv[1:] == ["ratings"]:
+        return ratings_main()
     seconds, rate, uploaders, wave_every = (float(sys.argv[1]) if len(sys.argv) > 1 else 60.0,
                                             int(sys.argv[2]) if len(sys.argv) > 2 else 100,
                                             int(sys.argv[3]) if len(sys.argv) > 3 else 20,
