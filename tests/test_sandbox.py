@@ -419,6 +419,21 @@ def test_each_bot_has_its_own_cpu_cgroup_removed_after(mode):
     assert not cpu.exists()
 
 
+def test_a_niced_referees_bots_get_the_cpu_weight_of_a_niced_task():
+    """A bot's cgroup competes with its referee's siblings by cpu.shares, not by nice: a referee at
+    nice 10 (a league server's play and checks) gives its bots the weight of a nice-10 task, so its
+    bots cannot starve the un-niced server that answers pages (they did: 100 requests a second fell to
+    15 under 20 uploads' checks); at nice 0 the kernel's default weight stands."""
+    cgroup_or_skip("cpu")
+    assert [cgroups.cpu_shares(nice) for nice in (0, 5, 10, 19)] == [1024, 336, 110, 15]  # kernel: 1024, 335, 110, 15
+    show = ("import os, sys; from cardarena.config import SandboxSettings; from cardarena.referee import cgroups; "
+            "os.nice(int(sys.argv[1])); own = cgroups.Cgroups(SandboxSettings()); "
+            "print((own.paths['cpu'] / 'cpu.shares').read_text().strip()); own.release()")
+    shares = [subprocess.run([sys.executable, "-c", show, str(nice)], capture_output=True, text=True, check=True)
+              .stdout.strip() for nice in (0, 10)]
+    assert shares == ["1024", "110"]
+
+
 @pytest.mark.parametrize("hog_mode", ["threads", "sessions"])
 def test_a_cpu_hog_does_not_make_its_opponent_fault(hog_mode):
     """A bot answering legally while 8 threads (or 8 processes in sessions of their own) burn CPU:

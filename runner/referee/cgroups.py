@@ -28,6 +28,17 @@ CGROUP_REMOVAL_SECONDS = 10.0
 REMOVAL_FIRST_PAUSE_SECONDS, REMOVAL_LAST_PAUSE_SECONDS = 0.0002, 0.005
 #: the cgroup v1 controllers a bot gets its own cgroup of, where this machine lets the referee make one
 CGROUP_CONTROLLERS = ("memory", "pids", "cpu", "freezer")
+#: cpu.shares of a bot whose referee runs at nice 0 (the kernel's weight of one nice-0 task)
+DEFAULT_CPU_SHARES = 1024
+
+
+def cpu_shares(niceness: int) -> int:
+    """The cpu.shares that give a bot's cgroup the weight of one task at `niceness`: each step of nice
+    is a factor of 1.25 (the kernel's own table rounds the same curve; nice 10 is 110). A bot's own
+    cgroup competes with the tasks of its parent by shares, not by nice, so without this a niced
+    referee's bots (a league server's play and checks, `nice cardarena run`) would take the CPU from
+    un-niced work as if nothing were niced; between bots of one referee it changes nothing."""
+    return max(2, round(DEFAULT_CPU_SHARES / 1.25 ** niceness))
 
 
 @functools.cache
@@ -155,7 +166,10 @@ class Cgroups:
                         swap.write_text(str(settings.memory_mb * MIB))
                 elif controller == "pids":
                     (path / "pids.max").write_text(str(settings.processes))
-                # cpu: the default weight (cpu.shares 1024), equal for every bot whatever its thread count
+                elif controller == "cpu":  # one task's weight, equal for every bot whatever its thread count
+                    niceness = os.getpriority(os.PRIO_PROCESS, 0)
+                    if niceness:
+                        (path / "cpu.shares").write_text(str(cpu_shares(niceness)))
             except OSError:
                 remove_cgroup(path)
                 continue  # this controller is not ours to use here: its rlimit stands in
