@@ -40,7 +40,7 @@ from cardarena.report import leaderboards
 from cardarena.samples import SAMPLE_BOTS
 from cardarena.server.commands import pack_bot
 from cardarena.server.standings import RATING_RESAMPLES, RunningTally, cluster_of
-from cardarena.tournament.store import ResultStore
+from cardarena.tournament.store import ResultStore, StoreError
 from cardarena.ratings import comparisons_from_ranks
 from tests.random_results import write_random_results
 from tests.server_support import CARDARENA, Server, cardarena, live_bots, wait_for
@@ -58,7 +58,7 @@ def baseline(folder: Path, seconds: float) -> float:
                                             "--out", str(out)], cwd=folder, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
     try:
-        first = wait_for("the baseline's first games", lambda: out.exists() and _count(out), 60)
+        first = wait_for("the baseline's first games", lambda: _count_once_made(out), 60)
         started = time.monotonic()
         time.sleep(seconds)
         return (_count(out) - first) / (time.monotonic() - started)
@@ -70,6 +70,14 @@ def baseline(folder: Path, seconds: float) -> float:
 def _count(results: Path) -> int:
     with ResultStore(results) as store:
         return len(store.finished_ids())
+
+
+def _count_once_made(results: Path) -> int:
+    """`_count`, or 0 while the run has not yet made the file or written its format (it is created empty first)."""
+    try:
+        return _count(results) if results.exists() else 0
+    except StoreError:
+        return 0
 
 
 def changed_random_bot(packed: bytes, wave: int, who: int) -> bytes:
