@@ -168,7 +168,7 @@ class DaskExecutor(Executor):
         shipped = self._ship({name for match in cut for name in match.lineup}, bots)
         topic = f"cardarena-{uuid.uuid4().hex}"
         inbox: queue.Queue[_Batch | _PortionEnded] = queue.Queue()
-        self.client.subscribe_topic(topic, lambda event: inbox.put(_Batch(**event[1])))
+        self.client.subscribe_topic(topic, lambda event: inbox.put(_Batch.from_event(event[1])))
         futures = {}
         for index, match in enumerate(cut):
             packs = {name: shipped[name] for name in set(match.lineup) if name in shipped}
@@ -314,6 +314,12 @@ class _Batch:
     attempt: str
     first: int
     items: list[bytes]
+
+    @classmethod
+    def from_event(cls, message: Mapping[str, Any]) -> _Batch:
+        """The batch a worker logged, from the event as the scheduler passes it on: the scheduler
+        adds keys of its own to a worker's message (distributed 2026.8 adds `worker`, its address)."""
+        return cls(message["attempt"], message["first"], message["items"])
 
 
 @dataclass(frozen=True)
