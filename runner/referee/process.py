@@ -117,11 +117,11 @@ class BotSession:
         deadline = started + allowed + bank
         try:
             sent = self.transport.offer(data)
-            self.freeze(False)
-            if sent < len(data):
-                self.transport.write(memoryview(data)[sent:], deadline)
         except TransportError as error:
             raise BotFault(self._fault(error.kind, str(error), error.data)) from None
+        self.freeze(False)
+        if sent < len(data):
+            self._write(memoryview(data)[sent:], deadline)
         message, raw = self.receive(deadline, allowed, bank if self.limits.time_bank else None)
         return message, raw, self.transport.now() - started
 

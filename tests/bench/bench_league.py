@@ -19,6 +19,7 @@ Run: python -m tests.bench.bench_league --against /work/wt/base --against-python
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import sqlite3
 import statistics
@@ -52,7 +53,7 @@ def wave2_league(where: Path, checkout: Path, deals: int) -> Path:
     """A league file of the wave-2 sample field made of `checkout`'s own sample bots."""
     bots = [str(checkout / "sample_bots" / kind) for kind in ("random", "heuristic", "js", "c")]
     path = where / f"wave2-{abs(hash(str(checkout)))}.toml"
-    path.write_text(f'name = "wave2"\nbots = {bots!r}\ndeals = {deals}\n{WAVE2_TABLES}'.replace("'", '"'))
+    path.write_text(f'name = "wave2"\nbots = {json.dumps(bots)}\ndeals = {deals}\n{WAVE2_TABLES}')  # JSON strings are TOML's
     return path
 
 
