@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from itertools import combinations
+from itertools import combinations, product
 
 import pytest
 from hypothesis import given, settings
@@ -21,6 +21,7 @@ from cardarena.games.cuajo import (
     is_complete,
     is_special,
     parse_card,
+    rank_splits,
 )
 
 DOC = "runner/games/cuajo.md"
@@ -660,3 +661,17 @@ def test_only_kings_left_beside_a_sowee_fourth_that_fits_nothing():
     state.checked_apply({"type": "sowee_secret", "card": "Hb"})
     assert not state.is_over() and state.view(DEALER)["penalty"] == [0] * 4
     assert state.legal_actions() == [{"type": "discard", "card": c} for c in ("Ko", "Kc", "Ke", "Kb")]
+
+
+def test_a_rank_splits_exactly_when_no_suit_holds_more_than_a_third_of_it():
+    """cuajo.md § Combinations: one rank's cards split into sets (3 or 4 different suits) and secrets
+    (4 identical cards) exactly when, once some suits holding all four copies are laid aside as
+    secrets, no suit holds more than a third of the cards left (k sets each miss at most one suit:
+    k >= the largest suit and 3k <= the cards <= 4k). The local test per rank that a count of complete
+    hands by rank could use (cuajo.md § Sampling hidden cards (cardarena.search), what blocks it)."""
+    for counts in product(range(5), repeat=4):
+        fours = [suit for suit in range(4) if counts[suit] == 4]
+        closed_form = any(3 * max(left) <= sum(left)
+                          for size in range(len(fours) + 1) for laid in combinations(fours, size)
+                          for left in [[0 if suit in laid else counts[suit] for suit in range(4)]])
+        assert rank_splits(counts) == closed_form, counts

@@ -6,8 +6,11 @@ Per position: ms per consistent sample; placements per sample (deals built insid
 kept with chance 1 / its placement paths, cuajo.md § Sampling hidden cards); replays per sample
 (proposals that `replay` checked, so 1 / the acceptance rate of proposals). A position where another
 seat is purro is marked P: a hidden hand seen purro is dealt first and checked by the proposal
-itself, by rejection; a position that finds no sample within the budget (or whose proposal gives up,
-SamplingError) prints "over budget".
+itself, by rejection. In heuristic play, the stages purro1, purro2 and purro3 are the first decision
+of a seat (the lowest seat that has one) after 1, 2 or 3 other seats were announced purro, where
+that rejection is what costs. A position that finds no sample within the budget (the proposal is
+stopped there) or whose proposal gives up (SamplingError) prints "over budget", with the deals it
+built.
 
 Run: python tests/bench/bench_sampling_cuajo.py [games] [seconds per position]
 """
@@ -47,14 +50,27 @@ def baseline_seconds(rounds: int = 300) -> float:
     return (time.perf_counter() - started) / rounds
 
 
+class OverBudget(Exception):
+    """The budget ran out inside a proposal (one may build up to MAX_PLACEMENTS deals, 5-10 s)."""
+
+
+def purro_seats(transcript) -> int:
+    """How many other seats were announced purro so far (each counted once)."""
+    return len({event["seat"] for event in transcript.events()
+                if event["type"] == "purro" and event["purro"] and event["seat"] != transcript.seat})
+
+
 def measure(transcript, budget: float) -> tuple[int, float, int, int]:
     """(samples, seconds, placements, replays) for as many samples as fit in `budget` seconds (at most 20)."""
     placements = 0
     original = sampler_module._placed
+    deadline = time.perf_counter() + budget
 
     def counted(*args):
         nonlocal placements
         placements += 1
+        if placements % 1000 == 0 and time.perf_counter() > deadline:
+            raise OverBudget
         return original(*args)
 
     sampler_module._placed = counted
@@ -66,7 +82,7 @@ def measure(transcript, budget: float) -> tuple[int, float, int, int]:
         while samples < 20 and time.perf_counter() - started < budget:
             try:
                 proposal = sampler_module.SAMPLER.propose(transcript, rng)
-            except SamplingError:
+            except (SamplingError, OverBudget):
                 break
             replays += 1
             if replay(GAME, transcript, proposal, actions) is not None:
@@ -76,28 +92,42 @@ def measure(transcript, budget: float) -> tuple[int, float, int, int]:
         sampler_module._placed = original
 
 
+def stops(name: str, played) -> list[tuple[str, object]]:
+    """The positions measured in one hand: seat 1 early, mid and late, and in heuristic play the
+    first decision of a seat after 1, 2 and 3 other seats were announced purro (if the hand has one)."""
+    decisions = list(positions(played.transcripts[1]))[:-1]
+    found = [(stage, decisions[min(index, len(decisions) - 1)])
+             for stage, index in (("early", 2), ("mid", len(decisions) // 2), ("late", len(decisions) - 1))]
+    if name == "heuristic":
+        for count in (1, 2, 3):
+            first = next((position for transcript in played.transcripts for position in positions(transcript)
+                          if position.game_end is None and purro_seats(position) == count), None)
+            if first is not None:
+                found.append((f"purro{count}", first))
+    return found
+
+
 def main() -> None:
     games = int(sys.argv[1]) if len(sys.argv) > 1 else 3
     budget = float(sys.argv[2]) if len(sys.argv) > 2 else 5.0
     base = baseline_seconds()
     print(f"baseline: deal a shuffled deck {base * 1e3:.3f} ms; 4 players (Cuajo's only count)")
-    print(f"{'play':10} {'game':>4} {'stage':6} {'decision':>8} {'ms/sample':>10} {'x base':>8} "
+    print(f"{'play':10} {'game':>4} {'stage':6} {'seat':>4} {'decision':>8} {'ms/sample':>10} {'x base':>8} "
           f"{'placements':>11} {'replays':>8}")
     for name, policy in POLICIES.items():
         for seed in range(games):
             played = play_recorded("cuajo", 4, {}, seed, policy)
-            stops = list(positions(played.transcripts[1]))[:-1]
-            for stage, index in (("early", 2), ("mid", len(stops) // 2), ("late", len(stops) - 1)):
-                transcript = stops[min(index, len(stops) - 1)]
-                purro = "P" if any(flag for other, flag in enumerate(transcript.current_view()["purro"]) if other != 1) else ""
+            for stage, transcript in stops(name, played):
+                purro = "P" if any(flag for other, flag in enumerate(transcript.current_view()["purro"])
+                                   if other != transcript.seat) else ""
                 samples, seconds, placements, replays = measure(transcript, budget)
+                where = f"{name:10} {seed:>4} {stage:6} {transcript.seat:>4} {len(transcript.decisions):>8}{purro:1}"
                 if not samples:
-                    print(f"{name:10} {seed:>4} {stage:6} {len(transcript.decisions):>8}{purro:1} over budget "
-                          f"({placements} placements, {replays} replays in {seconds:.1f} s)")
+                    print(f"{where} over budget ({placements} placements, {replays} replays in {seconds:.1f} s)")
                     continue
                 per = seconds / samples
-                print(f"{name:10} {seed:>4} {stage:6} {len(transcript.decisions):>8}{purro:1} {per * 1e3:>10.1f} "
-                      f"{per / base:>8.0f} {placements / samples:>11.1f} {replays / samples:>8.2f}")
+                print(f"{where} {per * 1e3:>10.1f} {per / base:>8.0f} {placements / samples:>11.1f} "
+                      f"{replays / samples:>8.2f}")
 
 
 if __name__ == "__main__":
