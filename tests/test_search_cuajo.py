@@ -190,6 +190,41 @@ def test_positions_after_another_seat_went_purro_are_sampled_consistently():
         assert_consistent(position, proposal, state)
 
 
+def purro_edge(transcript: Transcript) -> str | None:
+    """What the one other seat announced purro so far did that the proposal's own purro check must
+    follow: "broken" (it left purro: cuajo.md § Purro, broken purro), else "four" or "sowee" (it laid
+    that secret face down: § Secrets), else None (also when more or fewer seats were announced)."""
+    events = transcript.events()
+    announced = {event["seat"] for event in events
+                 if event["type"] == "purro" and event["purro"] and event["seat"] != transcript.seat}
+    if len(announced) != 1:
+        return None
+    other = announced.pop()
+    if any(event["type"] == "purro" and event["seat"] == other and event["broken"] for event in events):
+        return "broken"
+    kinds = [event["kind"] for event in events if event["type"] == "secret" and event["seat"] == other]
+    return kinds[-1] if kinds else None
+
+
+#: heuristic hands (seed, seat, edge): the seat's first decision where `purro_edge` says so
+PURRO_EDGE_CASES = ((0, 3, "broken"), (5, 3, "broken"), (13, 0, "broken"), (2, 3, "four"), (47, 1, "sowee"))
+
+
+def test_positions_after_a_purro_seat_broke_or_laid_a_secret_are_sampled_consistently():
+    """The proposal judges a hidden hand seen purro at each of its discards (runner/search/cuajo.py,
+    `_keeps_purro_flags`): after it broke, the penalty turns go unjudged (cuajo.md § Engine choices,
+    penalty turns); with a secret laid, its cards leave the free hand but count as held, and a sowee
+    secret's fourth card stays among the free cards (§ Engine choices, Purro). Sampled deals must
+    replay to exactly what the seat saw."""
+    rng = random.Random(13)
+    for seed, seat, edge in PURRO_EDGE_CASES:
+        played = play_recorded("cuajo", 4, {}, seed, heuristic_policy)
+        position = next(p for p in positions(played.transcripts[seat])
+                        if p.game_end is None and purro_edge(p) == edge)
+        assert Plan(position).purro_checked, (seed, seat)
+        assert_consistent(position, *sampled(position, rng, attempts=20))
+
+
 @settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 10**6), options=st.sampled_from(({"dealer": 1}, {"dealer": 3, "max_turns": 30})),
        heuristic_play=st.booleans())
