@@ -1,5 +1,6 @@
 """Shared fixtures: paths to bots and a helper to build bot specs for real subprocesses."""
 
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -11,6 +12,14 @@ from cardarena.config import BotSpec
 ROOT = Path(__file__).resolve().parent.parent
 ZOO = ROOT / "tests" / "zoo"
 RANDOM_BOT = ROOT / "sample_bots" / "random" / "bot.py"
+
+# The suite starts many Python processes (the CLI, its hosts, bots). Where the environment sets
+# PYTHONDONTWRITEBYTECODE (the development container does), every one of them compiles each
+# cardarena module afresh: a sixth of the user CPU of test_cli, test_faults, test_check and
+# test_human. They cache it beside the sources instead (git-ignored, and left out of a bot
+# folder's identity: runner/manifest.py).
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 
 
 def random_bot(name: str = "random", seed: int = 0) -> BotSpec:

@@ -561,3 +561,19 @@ def test_a_spinning_child_gets_no_cpu_while_its_opponent_decides(mode, tmp_path)
     # (and the referee's work around them), not the parent's own, when the child may run
     while_others_decide = sum(later - earlier for earlier, later in zip(answered, reached[1:]))
     assert while_others_decide < 0.05 * honest_between, (reached, answered, honest_between)
+
+
+def test_the_sdk_copy_holds_its_bytecode_beside_its_modules_whatever_the_pycache_prefix(tmp_path, monkeypatch):
+    """A bot's Python cannot write bytecode to the read-only SDK mount, so the referee compiles its
+    copy once (runner/referee/SANDBOX.md § What the sandbox costs); an organiser's PYTHONPYCACHEPREFIX
+    must not send that bytecode to a tree no bot is shown."""
+    monkeypatch.setattr(sys, "pycache_prefix", str(tmp_path / "elsewhere"))
+    root = tmp_path / "copy"
+    root.mkdir()
+    views._fill_sdk(str(root))
+    modules = list(root.rglob("*.py"))
+    assert len(modules) > 20
+    for module in modules:
+        assert list((module.parent / "__pycache__").glob(f"{module.stem}.*.pyc")), module
+    assert sys.pycache_prefix == str(tmp_path / "elsewhere")
+    assert not (tmp_path / "elsewhere").exists()

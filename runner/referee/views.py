@@ -99,11 +99,22 @@ def _fill_sdk(root: str) -> None:
         if name != "__pycache__":  # compiled below
             _copy(path, os.path.join(package, name))
     _copy(moved_stub(), os.path.join(root, "moved"))
-    compileall.compile_dir(root, quiet=2, ddir=SDK_ROOT)
+    _compile_beside_sources(root)
     for folder, _, files in os.walk(root):
         os.chmod(folder, 0o755)
         for file in files:
             os.chmod(os.path.join(folder, file), 0o644)
+
+
+def _compile_beside_sources(root: str) -> None:
+    """Compile every module under `root` into the `__pycache__` folders beside it, where a bot's
+    Python looks: an organiser's PYTHONPYCACHEPREFIX (`sys.pycache_prefix`) would send the bytecode
+    to a tree that no bot is shown, and every start would compile the SDK afresh."""
+    prefix, sys.pycache_prefix = sys.pycache_prefix, None
+    try:
+        compileall.compile_dir(root, quiet=2, ddir=SDK_ROOT)
+    finally:
+        sys.pycache_prefix = prefix
 
 
 def _copy(source: str, target: str) -> None:
