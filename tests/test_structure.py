@@ -1,10 +1,12 @@
 """The package's import structure (runner/README.md): layers import only downwards, no two modules
-import each other, directly or round a longer cycle, no module imports a command module (but the
-command group's), and none imports another's private name."""
+import each other, directly or round a longer cycle, no module imports a command module (the
+command group names them and imports one when it runs), and none imports another's private name."""
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 
 from tests.structure import functions, imports, modules
 
@@ -111,22 +113,31 @@ def command_modules() -> set[str]:
     return {function.module for function in functions() if function.is_click_command}
 
 
-#: the one module that imports command modules: it registers them with the command group
-COMMAND_REGISTRY = "cardarena.cli"
-
-
 def test_the_command_modules_are_the_click_adapters():
-    assert command_modules() == {"cardarena.cli", "cardarena.check", "cardarena.fault_list", "cardarena.html.report",
-                                 "cardarena.tournament.commands", "cardarena.server.commands"}
+    assert command_modules() == {"cardarena.cli", "cardarena.play", "cardarena.check", "cardarena.fault_list",
+                                 "cardarena.html.report", "cardarena.tournament.commands", "cardarena.server.commands"}
 
 
 def test_no_module_imports_a_command_module():
     """A command module is an adapter from the command line to the library: what another module
     needs of it belongs in a library module (a league server, say, imports no click command)."""
     commands = command_modules()
-    importing = {(module, target) for module, targets in imports().items() if module != COMMAND_REGISTRY
-                 for target in targets & commands}
+    importing = {(module, target) for module, targets in imports().items() for target in targets & commands}
     assert importing == set()
+
+
+def test_the_command_line_names_every_command_and_imports_none_before_it_runs():
+    """cli.COMMANDS names every click command of the other command modules, and `import cardarena.cli`
+    imports none of those modules: a command's start pays for its own imports only."""
+    from cardarena.cli import COMMANDS
+
+    defined = {f"{function.module}:{function.name}" for function in functions()
+               if function.is_click_command and function.module != "cardarena.cli"}
+    assert set(COMMANDS.values()) == defined
+    probe = ("import sys, cardarena.cli; "
+             f"print(sorted(set(sys.modules) & set({sorted(command_modules() - {'cardarena.cli'})!r})))")
+    imported = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert imported.strip() == "[]"
 
 
 def test_no_module_imports_a_private_name_of_another():
