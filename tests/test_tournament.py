@@ -114,8 +114,9 @@ def test_replay_checks_a_recorded_game_against_the_engine(finished, tmp_path):
 
 
 def test_a_run_killed_part_way_and_resumed_equals_an_uninterrupted_run(finished, tmp_path):
+    """Two deals (36 games) where `finished` has four: the kill comes after 12 games are stored."""
     out = tmp_path / "killed.sqlite"
-    runner = subprocess.Popen([sys.executable, "-m", "cardarena.cli", *run_args(out, deals=4)], cwd=ROOT,
+    runner = subprocess.Popen([sys.executable, "-m", "cardarena.cli", *run_args(out, deals=2)], cwd=ROOT,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     recorded = 0
@@ -130,21 +131,23 @@ def test_a_run_killed_part_way_and_resumed_equals_an_uninterrupted_run(finished,
     runner.send_signal(signal.SIGKILL)
     runner.wait()
     partial = stored_games(out)
-    assert 12 <= len(partial) < len(stored_games(finished)), "the run was not killed part-way"
     # The uninterrupted run to compare with deals from the same secret: the killed run's file, emptied.
     uninterrupted = tmp_path / "uninterrupted.sqlite"
     with sqlite3.connect(out) as source, sqlite3.connect(uninterrupted) as copy:
         source.backup(copy)
         copy.execute("DELETE FROM actions")
         copy.execute("DELETE FROM games")
-    whole = cardarena(*run_args(uninterrupted, ("a", "b", "c"), 4, "--resume"))
+    whole = cardarena(*run_args(uninterrupted, ("a", "b", "c"), 2, "--resume"))
     assert whole.returncode == 0 and "(0 already played)" in whole.stderr, whole.stderr
-    resumed = cardarena(*run_args(out, ("a", "b", "c"), 4, "--resume"))
+    assert 12 <= len(partial) < len(stored_games(uninterrupted)) == 36, "the run was not killed part-way"
+    resumed = cardarena(*run_args(out, ("a", "b", "c"), 2, "--resume"))
     assert resumed.returncode == 0, resumed.stderr
     assert f"({len(partial)} already played)" in resumed.stderr
     assert stored_games(out) == stored_games(uninterrupted)
     assert leaderboard_json(out) == leaderboard_json(uninterrupted)
-    assert stored_games(out) != stored_games(finished)  # another results file: other secret, other deals
+    # another results file (`finished`): another secret, so the same games are other deals
+    elsewhere = {row[0]: row for row in stored_games(finished)}
+    assert all(row[5] != elsewhere[row[0]][5] for row in stored_games(out))  # the seeds
 
 
 def test_adding_a_bot_plays_only_the_tables_that_include_it(tmp_path):
