@@ -17,6 +17,10 @@ process and the bench's own client used meanwhile, and games per second during t
 the baseline. Run:
     python -m tests.bench.bench_server [SECONDS] [RATE] [UPLOADERS] [WAVE]      (default 60 100 20 15)
 
+`python -m tests.bench.bench_server request [COUNT]` measures instead the web server's CPU for one
+leaderboard request (COUNT of them, default 5,000, one after another on one connection to a server
+playing no game).
+
 `python -m tests.bench.bench_server ratings` times instead one rating update of the gauntlet (after a
 round, whether a new version still needs it) in a league of 100 and of 2,000 games, 60 of them the new
 version's: re-rating every game (read them and fit the board with 100 resamples, as the server did
@@ -105,9 +109,22 @@ DRAIN_SECONDS = 60.0  # after the load, how long requests already due may still 
 
 async def ask_board(connection: list, port: int) -> None:
     """One GET /api/leaderboard on a keep-alive `connection` ([reader, writer], opened when empty), read to
-    the end of its body; OSError (or ValueError for an answer that is not a 200) when it fails."""
-    if not connection:
-        connection += await asyncio.open_connection("127.0.0.1", port)
+    the end of its body; OSError (or ValueError for an answer that is not a 200) when it fails. A
+    connection the server closed while it was idle (uvicorn does after 5 s) is opened again, as a
+    browser does, not counted as a failure."""
+    if connection:
+        try:
+            return await _ask_board(connection)
+        except (OSError, asyncio.IncompleteReadError) as error:
+            if isinstance(error, asyncio.IncompleteReadError) and error.partial:
+                raise  # the server closed it in the middle of an answer
+            connection[1].close()
+            connection.clear()
+    connection += await asyncio.open_connection("127.0.0.1", port)
+    await _ask_board(connection)
+
+
+async def _ask_board(connection: list) -> None:
     reader, writer = connection
     writer.write(BOARD_REQUEST)
     head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
@@ -262,9 +279,38 @@ def ratings_main() -> None:
           f"running tally x{measured[2000][1] / measured[100][1]:.2f}")
 
 
+def request_main(count: int) -> None:
+    """The web server's CPU per leaderboard request: `count` requests one after another on one
+    connection to a `cardarena serve` of a league without bots (so no game is played), the server
+    process's CPU read before and after."""
+    async def ask(port: int, number: int) -> None:
+        connection: list = []
+        for _ in range(number):
+            await ask_board(connection, port)
+        connection[1].close()
+
+    with tempfile.TemporaryDirectory(prefix="cardarena-bench-request-") as scratch:
+        folder = Path(scratch)
+        (folder / "league.toml").write_text(LEAGUE)
+        server = Server(folder, {}, options=())
+        server.start()
+        try:
+            port = int(server.url.rsplit(":", 1)[1])
+            asyncio.run(ask(port, 200))  # warm up: the board is computed, the code paths are hot
+            before, started = process_cpu(server.process.pid), time.monotonic()
+            asyncio.run(ask(port, count))
+            spent, elapsed = process_cpu(server.process.pid) - before, time.monotonic() - started
+        finally:
+            server.stop()
+    print(f"{count} leaderboard requests, one after another: the server's CPU {spent / count * 1e6:.0f} us a request, "
+          f"{elapsed / count * 1e6:.0f} us each from the client's side")
+
+
 def main() -> None:
     if sys.argv[1:] == ["ratings"]:
         return ratings_main()
+    if sys.argv[1:2] == ["request"]:
+        return request_main(int(sys.argv[2]) if len(sys.argv) > 2 else 5000)
     seconds, rate, uploaders, wave_every = (float(sys.argv[1]) if len(sys.argv) > 1 else 60.0,
                                             int(sys.argv[2]) if len(sys.argv) > 2 else 100,
                                             int(sys.argv[3]) if len(sys.argv) > 3 else 20,
