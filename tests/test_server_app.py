@@ -11,6 +11,7 @@ import io
 import os
 import re
 import tarfile
+import threading
 import time
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
@@ -456,3 +457,47 @@ def test_a_slow_recomputation_of_the_board_keeps_no_request_waiting(capsys):
 
     asyncio.run(scenario())
     assert "warning: the live board not recomputed: RuntimeError: the board process was killed" in capsys.readouterr().err
+
+
+def test_the_board_answers_while_the_database_and_its_recomputation_are_held(league):
+    """A public board request reads neither the database nor the results: it is answered from the last
+    encoded board, with every security header, while another thread holds the server database (as a
+    check's or an upload's commit does), an upload waits on it, and the board's recomputation is held
+    up. (Runs in threads with timeouts: a request that waited would fail the test, not hang it.)"""
+    client, tokens, _ = league
+    state = client.app.state.league
+    first = client.get("/api/leaderboard")
+    held, release = threading.Event(), threading.Event()
+
+    async def held_up() -> bytes:
+        held.set()
+        await asyncio.to_thread(release.wait, 30)
+        return b'{"recomputed": true}'
+
+    state.board.compute = held_up
+    state.board.value = (0.0, state.board.value[1])  # stale: the next request starts a recomputation
+    answers: dict[str, Any] = {}
+
+    def ask(name: str, *args: Any, **kwargs: Any) -> threading.Thread:
+        thread = threading.Thread(target=lambda: answers.__setitem__(name, client.request(*args, **kwargs)))
+        thread.start()
+        return thread
+
+    with state.accounts.lock:  # held as a commit holds it: any request reading the database waits
+        upload = ask("upload", "POST", "/api/submissions", content=tar_gz({"bot.py": b""}), headers=auth(tokens["alice"]))
+        boards = [ask(f"board{number}", "GET", "/api/leaderboard") for number in range(3)]
+        for thread in boards:
+            thread.join(10)
+        waiting = [thread.is_alive() for thread in boards]
+        upload_waited = upload.is_alive()
+    release.set()
+    upload.join(30)
+    assert waiting == [False] * 3 and held.is_set() and upload_waited
+    for number in range(3):
+        answer = answers[f"board{number}"]
+        assert answer.status_code == 200 and answer.content == first.content
+        assert answer.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
+        assert answer.headers["x-content-type-options"] == "nosniff" and answer.headers["cache-control"] == "no-store"
+        assert answer.headers["content-type"] == "application/json"
+    assert answers["upload"].status_code == 400  # no bot.toml: refused, once the database was free
+    assert client.get("/api/leaderboard").json() == {"recomputed": True}

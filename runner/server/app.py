@@ -15,14 +15,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import secrets
-import tempfile
 import time
 from importlib import resources
-from pathlib import Path
 from typing import Any, AsyncIterator
 from urllib.parse import quote
 
 from starlette.applications import Starlette
+from starlette.datastructures import UploadFile
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
@@ -31,7 +30,7 @@ from cardarena.html import asset, esc, page
 from cardarena.html.plot import rating_plot
 from cardarena.server import league_play
 from cardarena.server.accounts import CHECKING, PASSED, AccountError, Participant, check_participant_name
-from cardarena.server.runtime import PAGE_POLICY, League, LimitBodies, SecurityHeaders, Settings
+from cardarena.server.runtime import PAGE_POLICY, BoardFirst, League, LimitBodies, SecurityHeaders, Settings
 
 SESSION_COOKIE, PRE_COOKIE = "ca_session", "ca_pre"
 STATIC = {"style.css": "text/css", "cardarena.js": "text/javascript", "server.js": "text/javascript"}
@@ -45,11 +44,12 @@ def bearer(request: Request) -> str | None:
     return token.strip() if scheme.lower() == "bearer" and token.strip() else None
 
 
-def api_user(request: Request) -> Participant | Response:
-    """The participant of a Bearer token, or the 401 (429 after too many bad tokens from one address)."""
+async def api_user(request: Request) -> Participant | Response:
+    """The participant of a Bearer token, or the 401 (429 after too many bad tokens from one address).
+    The database is read in a thread: a commit holding it must not hold up the event loop."""
     league: League = request.app.state.league
     token = bearer(request)
-    who = None if token is None else league.accounts.authenticate(token)
+    who = None if token is None else await asyncio.to_thread(league.accounts.authenticate, token)
     if who is not None:
         return who
     if token is not None and not league.logins.allow(_client(request)):
@@ -238,21 +238,21 @@ async def upload(request: Request) -> Response:
     who = page_user(request)
     if who is None:
         return _refusal(401, "log in first")
-    with tempfile.TemporaryDirectory(prefix="cardarena-upload-") as scratch:
-        async with request.form(max_files=1, max_fields=4) as form:
-            if not await _redeemed(request, form, request.cookies.get(SESSION_COOKIE, "")):
-                return _refusal(403, "this form has expired or was already sent; open your page again")
-            archive = form.get("archive")
-            if archive is None or isinstance(archive, str):
-                return _refusal(400, "choose a .zip or .tar.gz file to upload")
-            path = Path(scratch) / "upload"
-            with open(path, "wb") as out:
-                while chunk := await archive.read(1 << 16):
-                    out.write(chunk)
-        status, answer = await league.accept(who, path)
+    async with request.form(max_files=1, max_fields=4) as form:
+        if not await _redeemed(request, form, request.cookies.get(SESSION_COOKIE, "")):
+            return _refusal(403, "this form has expired or was already sent; open your page again")
+        archive = form.get("archive")
+        if archive is None or isinstance(archive, str):
+            return _refusal(400, "choose a .zip or .tar.gz file to upload")
+        status, answer = await league.accept(who, _chunks(archive))
     if status != 202:
         return _refusal(status, answer["error"])
     return RedirectResponse(f"/submissions/{answer['id']}", status_code=303)
+
+
+async def _chunks(archive: UploadFile) -> AsyncIterator[bytes]:
+    while chunk := await archive.read(1 << 16):
+        yield chunk
 
 
 async def submission_page(request: Request) -> Response:
@@ -396,24 +396,19 @@ async def pause(request: Request) -> Response:
 
 async def api_submit(request: Request) -> Response:
     league: League = request.app.state.league
-    who = api_user(request)
+    who = await api_user(request)
     if isinstance(who, Response):
         return who
-    with tempfile.TemporaryDirectory(prefix="cardarena-upload-") as scratch:
-        path = Path(scratch) / "upload"
-        with open(path, "wb") as out:
-            async for chunk in request.stream():
-                out.write(chunk)
-        status, answer = await league.accept(who, path)
+    status, answer = await league.accept(who, request.stream())
     return JSONResponse(answer, status_code=status)
 
 
 async def api_submission(request: Request) -> Response:
     league: League = request.app.state.league
-    who = api_user(request)
+    who = await api_user(request)
     if isinstance(who, Response):
         return who
-    submission = league.accounts.submission(request.path_params["ident"])
+    submission = await asyncio.to_thread(league.accounts.submission, request.path_params["ident"])
     if submission is None or not (who.is_organiser or submission.participant == who.id):
         return JSONResponse({"error": "not your submission"}, status_code=403)
     return JSONResponse({"id": submission.id, "status": submission.status, "bot": submission.passed_as,
@@ -446,6 +441,7 @@ def create_app(settings: Settings) -> Starlette:
             await league.stop()
 
     app = Starlette(routes=routes, lifespan=lifespan)
+    app.add_middleware(BoardFirst, path="/api/leaderboard")  # GET; the route answers HEAD
     app.add_middleware(LimitBodies, upload_paths=("/upload", "/api/submissions"))
     app.add_middleware(SecurityHeaders)
     return app

@@ -124,7 +124,8 @@ def _serve(league_file: Path, results: Path, files: dict[str, Path], host: str, 
                         results=results.resolve(), bots_folder=files["bots"].resolve(), logs=files["logs"].resolve(),
                         **options)
     click.echo(f"serving {league_file} at http://{host}:{port}/ (results: {results}; ^C stops)", err=True)
-    uvicorn.run(create_app(settings), host=host, port=port, log_level="warning", server_header=False)
+    # no access log: at this log level it would print nothing, yet cost each request a call
+    uvicorn.run(create_app(settings), host=host, port=port, log_level="warning", server_header=False, access_log=False)
 
 
 # -- submit --------------------------------------------------------------------------------------------

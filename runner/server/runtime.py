@@ -10,13 +10,14 @@ import hashlib
 import secrets
 import shutil
 import sys
+import tempfile
 import time
 from collections import Counter, defaultdict, deque
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any, AsyncIterator, Awaitable, Callable, Coroutine
 
 from starlette.responses import JSONResponse, Response
 
@@ -168,6 +169,28 @@ class SecurityHeaders:
         await self.app(scope, receive, with_headers)
 
 
+class BoardFirst:
+    """ASGI middleware answering GET `path` (the live board's JSON) itself, ahead of Starlette's routing:
+    the last encoded board (`League.live_board`) as it is, with headers made once per board. A hundred
+    requests a second must cost the server little: Starlette's exception handling, routing, Request and
+    Response took about 25 us of CPU a request, this takes about 8 (runner/server/README.md § The load
+    test). It sits inside SecurityHeaders and LimitBodies, which guard it as every other answer, and
+    never touches the database."""
+
+    def __init__(self, app: Any, path: str):
+        self.app, self.path = app, path
+        self.encoded: tuple[bytes, list[tuple[bytes, bytes]]] = (b"", [])
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] != "http" or scope["method"] != "GET" or scope["path"] != self.path:
+            return await self.app(scope, receive, send)
+        body = await scope["app"].state.league.live_board()
+        if self.encoded[0] is not body:
+            self.encoded = (body, [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())])
+        await send({"type": "http.response.start", "status": 200, "headers": list(self.encoded[1])})
+        await send({"type": "http.response.body", "body": body})
+
+
 class League:
     """The running league: its database, check processes, play process and cached live board."""
 
@@ -216,8 +239,9 @@ class League:
                 self.start_player()
 
     async def stop(self) -> None:
-        for task in self.tasks:
-            task.cancel()
+        for task in [*self.tasks, self.board.refreshing, self.history.refreshing]:
+            if task is not None:
+                task.cancel()
         if self.player is not None:
             self.player.terminate()
             await asyncio.to_thread(self.player.join, 15)
@@ -230,29 +254,46 @@ class League:
 
     # -- submissions ----------------------------------------------------------------------------
 
-    async def accept(self, who: Participant, archive: Path) -> tuple[int, dict[str, Any]]:
-        """Unpack and record an upload, then queue its check: (HTTP status, JSON body). The
-        submission is committed before the answer says it was accepted."""
+    async def accept(self, who: Participant, chunks: AsyncIterator[bytes]) -> tuple[int, dict[str, Any]]:
+        """Receive an upload (its body's `chunks`), unpack and record it, then queue its check: (HTTP
+        status, JSON body). The submission is committed before the answer says it was accepted. The
+        files, the unpacking and the database are handled in threads: the event loop never waits on a
+        disk or on the database's lock, which a check's commit may hold, so requests go on meanwhile."""
         if not self.submissions.allow(f"participant:{who.id}"):
             return 429, {"error": f"at most {self.settings.submissions_per_hour} submissions an hour; try later"}
+        scratch = Path(await asyncio.to_thread(tempfile.mkdtemp, prefix="cardarena-upload-"))
+        try:
+            archive = scratch / "upload"
+            out = await asyncio.to_thread(open, archive, "wb")
+            with out:
+                async for chunk in chunks:
+                    await asyncio.to_thread(out.write, chunk)
+            status, answer, folder = await asyncio.to_thread(self.record_upload, who, archive)
+        finally:
+            await asyncio.to_thread(shutil.rmtree, scratch, True)
+        if status == 202:
+            self.queue_check(answer["id"], folder, who)
+        return status, answer
+
+    def record_upload(self, who: Participant, archive: Path) -> tuple[int, dict[str, Any], str]:
+        """Unpack and record a received upload (in a thread): (HTTP status, JSON body, its folder)."""
         archive_digest = hashlib.sha256(archive.read_bytes()).hexdigest()
         for earlier in self.accounts.submissions(who.id):
             if earlier.digest == archive_digest and earlier.status in (CHECKING, PASSED):
                 return 409, {"error": f"this archive is submission {earlier.id} again ({earlier.status}); "
-                                      "change the bot to submit a new version"}
+                                      "change the bot to submit a new version"}, ""
         folder = self.settings.bots_folder / who.name / f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(4)}"
         folder.parent.mkdir(parents=True, exist_ok=True)
         try:
-            files = await asyncio.to_thread(unpack, archive, folder, self.settings.caps)
+            files = unpack(archive, folder, self.settings.caps)
         except UploadRefused as error:
-            return 400, {"error": f"upload refused: {error}"}
+            return 400, {"error": f"upload refused: {error}"}, ""
         if "bot.toml" not in files:
             shutil.rmtree(folder, ignore_errors=True)
             return 400, {"error": "upload refused: no bot.toml at the top of the archive (pack the bot's folder "
-                                  "itself: cardarena submit does)"}
+                                  "itself: cardarena submit does)"}, ""
         ident = self.accounts.add_submission(who, archive_digest, str(folder))
-        self.queue_check(ident, str(folder), who)
-        return 202, {"id": ident, "status": CHECKING, "url": f"/api/submissions/{ident}"}
+        return 202, {"id": ident, "status": CHECKING, "url": f"/api/submissions/{ident}"}, str(folder)
 
     def board_pool(self) -> ProcessPoolExecutor:
         """The board process, in the background as play is: requests are answered with the last board
@@ -287,9 +328,24 @@ class League:
             result = task.result() if error is None else {
                 "passed": False, "report": None, "text": [f"FAIL: the check itself failed: {type(error).__name__}: "
                                                           f"{error}"]}
-            self.accounts.finish_check(ident, result, bool(result["passed"]))
+            # committed in a thread: the event loop does not wait on the disk or the database's lock
+            self.in_background(asyncio.to_thread(self.accounts.finish_check, ident, result, bool(result["passed"])),
+                               f"the check report of submission {ident}")
 
         future.add_done_callback(done)
+
+    def in_background(self, work: Coroutine, what: str) -> None:
+        """Run `work` as a task of the server's (stopped with it); its failure is a line on stderr."""
+        task = asyncio.create_task(work)
+        self.tasks.add(task)
+
+        def finished(task: asyncio.Task) -> None:
+            self.tasks.discard(task)
+            if not task.cancelled() and task.exception() is not None:
+                error = task.exception()
+                print(printable(f"warning: {what} not stored: {type(error).__name__}: {error}"), file=sys.stderr)
+
+        task.add_done_callback(finished)
 
     # -- the live board -------------------------------------------------------------------------
 
@@ -300,14 +356,20 @@ class League:
         return await self.board.get()
 
     async def compute_board(self) -> bytes:
-        """The boards of the house bots and current versions and the latest games, as JSON."""
-        current = {version.bot for version in self.accounts.versions(current_only=True)} | self.house
+        """The boards of the house bots and current versions and the latest games, as JSON (the database
+        is read in a thread, the games in the board process: the event loop waits on neither)."""
+        current, paused = await asyncio.to_thread(self.board_inputs)
         if self.settings.results.exists():
             data = await self.in_board_process(league_play.board_snapshot, self.settings.results, current)
         else:  # no game yet: nothing to compute
             data = league_play.board_snapshot(self.settings.results, current)
-        data["paused"] = self.accounts.flag("paused")
+        data["paused"] = paused
         return JSONResponse(data).body
+
+    def board_inputs(self) -> tuple[set[str], bool]:
+        """The bots on the live board (the house bots and current versions), and whether play is paused."""
+        return ({version.bot for version in self.accounts.versions(current_only=True)} | self.house,
+                self.accounts.flag("paused"))
 
     async def rating_history(self) -> list[dict[str, Any]]:
         """Every board's rating history, round by round (recomputed at most every HISTORY_SECONDS)."""

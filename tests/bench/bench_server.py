@@ -6,14 +6,20 @@ on loopback while games are played, against `cardarena run` alone in the same ru
    are counted.
 2. A `cardarena serve` of the same league with UPLOADERS + 2 participants: two of them submit the
    random and heuristic bots (and wait for them to pass), and games start.
-3. Load, for SECONDS: RATE requests a second to /api/leaderboard, and every WAVE seconds a wave of
-   UPLOADERS concurrent uploads (one per participant, a copy of the random bot each time changed,
-   so that none is refused as a resubmission). Each upload is checked and joins the league.
+3. Load, for SECONDS: RATE requests a second to /api/leaderboard (open loop: each is due at its
+   time, whatever the answers to the earlier ones), and every WAVE seconds a wave of UPLOADERS
+   concurrent uploads (one per participant, a copy of the random bot each time changed, so that
+   none is refused as a resubmission). Each upload is checked and joins the league.
 
-It prints p50/p99/max latency of the leaderboard requests and of the uploads, how many failed
-or were late (a request is late when the client could not keep the pace), and games per second
-during the load against the baseline. Run:
+It prints p50/p99/max latency of the leaderboard requests (from when each was due) and of the
+uploads, how many failed or were still unsent a minute after the end, the CPU the web server's
+process and the bench's own client used meanwhile, and games per second during the load against
+the baseline. Run:
     python -m tests.bench.bench_server [SECONDS] [RATE] [UPLOADERS] [WAVE]      (default 60 100 20 15)
+
+`python -m tests.bench.bench_server request [COUNT]` measures instead the web server's CPU for one
+leaderboard request (COUNT of them, default 5,000, one after another on one connection to a server
+playing no game).
 
 `python -m tests.bench.bench_server ratings` times instead one rating update of the gauntlet (after a
 round, whether a new version still needs it) in a league of 100 and of 2,000 games, 60 of them the new
@@ -25,7 +31,9 @@ ratio of the two league sizes for each.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
+import os
 import statistics
 import subprocess
 import sys
@@ -94,32 +102,93 @@ def changed_random_bot(packed: bytes, wave: int, who: int) -> bytes:
     return out.getvalue()
 
 
+BOARD_CONNECTIONS = 32  # keep-alive connections the board requests share (a browser opens 6 per site)
+BOARD_REQUEST = b"GET /api/leaderboard HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json\r\n\r\n"
+DRAIN_SECONDS = 60.0  # after the load, how long requests already due may still be answered
+
+
+async def ask_board(connection: list, port: int) -> None:
+    """One GET /api/leaderboard on a keep-alive `connection` ([reader, writer], opened when empty), read to
+    the end of its body; OSError (or ValueError for an answer that is not a 200) when it fails. A
+    connection the server closed while it was idle (uvicorn does after 5 s) is opened again, as a
+    browser does, not counted as a failure."""
+    if connection:
+        try:
+            return await _ask_board(connection)
+        except (OSError, asyncio.IncompleteReadError) as error:
+            if isinstance(error, asyncio.IncompleteReadError) and error.partial:
+                raise  # the server closed it in the middle of an answer
+            connection[1].close()
+            connection.clear()
+    connection += await asyncio.open_connection("127.0.0.1", port)
+    await _ask_board(connection)
+
+
+async def _ask_board(connection: list) -> None:
+    reader, writer = connection
+    writer.write(BOARD_REQUEST)
+    head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
+    fields = dict(line.lower().split(": ", 1) for line in head[1:] if ": " in line)
+    await reader.readexactly(int(fields["content-length"]))
+    if head[0].split(" ")[1] != "200":
+        raise ValueError(head[0])
+
+
+async def board_load(port: int, seconds: float, rate: int) -> tuple[list[float], int, int]:
+    """`rate` leaderboard requests a second for `seconds`, open loop: request i is due at i/rate, and the
+    next free one of BOARD_CONNECTIONS sends it. (Latencies from when each was due, waiting for a free
+    connection included, so that a slow server is not hidden by the client waiting on it; failures;
+    requests still unsent DRAIN_SECONDS after the end.) The bench's client must cost little beside the server: httpx's AsyncClient took about 5 ms of
+    CPU a request, so that at 100 a second on 2 shared cores the client, not the server, fell behind."""
+    due: asyncio.Queue[float] = asyncio.Queue()
+    times: list[float] = []
+    failed = 0
+
+    async def sender() -> None:
+        nonlocal failed
+        connection: list = []
+        while True:
+            when = await due.get()
+            try:
+                await ask_board(connection, port)
+                times.append(time.monotonic() - when)
+            except (OSError, ValueError, KeyError, asyncio.IncompleteReadError):
+                failed += 1
+                if connection:
+                    connection[1].close()
+                connection.clear()
+            finally:
+                due.task_done()
+
+    senders = [asyncio.create_task(sender()) for _ in range(BOARD_CONNECTIONS)]
+    start, sent = time.monotonic(), 0
+    while time.monotonic() < start + seconds:
+        await asyncio.sleep(max(0.0, start + sent / rate - time.monotonic()))
+        due.put_nowait(time.monotonic())
+        sent += 1
+    with contextlib.suppress(asyncio.TimeoutError):
+        await asyncio.wait_for(due.join(), DRAIN_SECONDS)
+    unsent = due.qsize()
+    for task in senders:
+        task.cancel()
+    await asyncio.gather(*senders, return_exceptions=True)
+    return times, failed, unsent
+
+
 async def load(server: Server, tokens: list[str], seconds: float, rate: int, wave_every: float) -> dict:
     """Leaderboard requests at `rate` a second and upload waves for `seconds`: latencies and failures."""
     packed = pack_bot(SAMPLE_BOTS / "random")  # packed before the clock starts (it may run git)
     archives = [[changed_random_bot(packed, wave, who) for who in range(len(tokens))]
                 for wave in range(int(seconds // wave_every) + 1)]
-    board_times: list[float] = []
     upload_times: list[float] = []
-    failures = {"board": 0, "upload": 0, "late": 0}
-    # two clients: the uploads never wait for a connection behind the board requests (nor these for them)
-    async with httpx.AsyncClient(base_url=server.url, timeout=60, limits=httpx.Limits(max_connections=200)) as client, \
-            httpx.AsyncClient(base_url=server.url, timeout=120,
-                              limits=httpx.Limits(max_connections=len(tokens))) as uploader:
-        async def ask_board() -> None:
-            started = time.monotonic()
-            try:
-                answer = await client.get("/api/leaderboard")
-                answer.raise_for_status()
-                board_times.append(time.monotonic() - started)
-            except httpx.HTTPError:
-                failures["board"] += 1
-
+    failures = {"upload": 0}
+    async with httpx.AsyncClient(base_url=server.url, timeout=120,
+                                 limits=httpx.Limits(max_connections=len(tokens))) as uploader:
         async def upload(token: str, archive: bytes) -> None:
             started = time.monotonic()
             try:
                 answer = await uploader.post("/api/submissions", content=archive,
-                                           headers={"Authorization": f"Bearer {token}"})
+                                             headers={"Authorization": f"Bearer {token}"})
             except httpx.HTTPError as error:
                 failures["upload"] += 1
                 print(f"upload failed: {type(error).__name__} {error}", file=sys.stderr)
@@ -130,23 +199,25 @@ async def load(server: Server, tokens: list[str], seconds: float, rate: int, wav
                 failures["upload"] += 1
                 print(f"upload refused: {answer.status_code} {answer.text}", file=sys.stderr)
 
-        tasks = []
-        start = time.monotonic()
-        next_wave, wave, sent = start, 0, 0
-        while (now := time.monotonic()) < start + seconds:
-            if now >= next_wave:
-                tasks += [asyncio.create_task(upload(token, archives[wave][who])) for who, token in enumerate(tokens)]
-                wave, next_wave = wave + 1, next_wave + wave_every
-            due = int((now - start) * rate)
-            if due - sent > rate:  # more than a second behind: the client cannot keep the pace
-                failures["late"] += due - sent - rate
-                sent = due - rate
-            while sent < due:
-                tasks.append(asyncio.create_task(ask_board()))
-                sent += 1
-            await asyncio.sleep(1 / rate)
-        await asyncio.gather(*tasks)
+        async def waves() -> int:
+            tasks, number, start = [], 0, time.monotonic()
+            while number * wave_every < seconds:
+                await asyncio.sleep(max(0.0, start + number * wave_every - time.monotonic()))
+                tasks += [asyncio.create_task(upload(token, archives[number][who])) for who, token in enumerate(tokens)]
+                number += 1
+            await asyncio.gather(*tasks)
+            return number
+
+        port = int(server.url.rsplit(":", 1)[1])
+        (board_times, failures["board"], failures["unsent"]), wave = await asyncio.gather(
+            board_load(port, seconds, rate), waves())
     return {"board": board_times, "upload": upload_times, "failures": failures, "waves": wave}
+
+
+def process_cpu(pid: int) -> float:
+    """CPU seconds (user and system) a process has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def describe(name: str, times: list[float]) -> str:
@@ -208,9 +279,38 @@ def ratings_main() -> None:
           f"running tally x{measured[2000][1] / measured[100][1]:.2f}")
 
 
+def request_main(count: int) -> None:
+    """The web server's CPU per leaderboard request: `count` requests one after another on one
+    connection to a `cardarena serve` of a league without bots (so no game is played), the server
+    process's CPU read before and after."""
+    async def ask(port: int, number: int) -> None:
+        connection: list = []
+        for _ in range(number):
+            await ask_board(connection, port)
+        connection[1].close()
+
+    with tempfile.TemporaryDirectory(prefix="cardarena-bench-request-") as scratch:
+        folder = Path(scratch)
+        (folder / "league.toml").write_text(LEAGUE)
+        server = Server(folder, {}, options=())
+        server.start()
+        try:
+            port = int(server.url.rsplit(":", 1)[1])
+            asyncio.run(ask(port, 200))  # warm up: the board is computed, the code paths are hot
+            before, started = process_cpu(server.process.pid), time.monotonic()
+            asyncio.run(ask(port, count))
+            spent, elapsed = process_cpu(server.process.pid) - before, time.monotonic() - started
+        finally:
+            server.stop()
+    print(f"{count} leaderboard requests, one after another: the server's CPU {spent / count * 1e6:.0f} us a request, "
+          f"{elapsed / count * 1e6:.0f} us each from the client's side")
+
+
 def main() -> None:
     if sys.argv[1:] == ["ratings"]:
         return ratings_main()
+    if sys.argv[1:2] == ["request"]:
+        return request_main(int(sys.argv[2]) if len(sys.argv) > 2 else 5000)
     seconds, rate, uploaders, wave_every = (float(sys.argv[1]) if len(sys.argv) > 1 else 60.0,
                                             int(sys.argv[2]) if len(sys.argv) > 2 else 100,
                                             int(sys.argv[3]) if len(sys.argv) > 3 else 20,
@@ -235,8 +335,10 @@ def main() -> None:
             wait_for("games", lambda: len(live_bots(server.url)) == 2, 60)
             results = organiser / "results" / "load.sqlite"
             before, started = _count(results), time.monotonic()
+            cpu_before = (process_cpu(server.process.pid), time.process_time())
             measured = asyncio.run(load(server, [tokens[name] for name in names[2:]], seconds, rate, wave_every))
             played, elapsed = _count(results) - before, time.monotonic() - started
+            cpu = (process_cpu(server.process.pid) - cpu_before[0], time.process_time() - cpu_before[1])
         finally:
             server.stop()
     print(f"load: {seconds:g} s of {rate} leaderboard requests a second and {measured['waves']} waves of "
@@ -244,7 +346,9 @@ def main() -> None:
     print(describe("leaderboard requests", measured["board"]))
     print(describe("uploads (until accepted)", measured["upload"]))
     print(f"failed: {measured['failures']['board']} leaderboard requests, {measured['failures']['upload']} uploads; "
-          f"{measured['failures']['late']} requests not sent for the client falling behind")
+          f"{measured['failures']['unsent']} requests still unsent {DRAIN_SECONDS:g} s after the end")
+    print(f"CPU in those {elapsed:.0f} s: the web server's process {cpu[0]:.1f} s (uploads, board requests and all), "
+          f"this bench's client {cpu[1]:.1f} s")
     print(f"games per second: {played / elapsed:.2f} served under load, {alone:.2f} by `cardarena run` alone "
           f"(ratio {played / elapsed / alone:.2f})")
 
