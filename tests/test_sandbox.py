@@ -30,7 +30,7 @@ from cardarena.referee.match import Match
 from cardarena.config import BotSpec, Limits, SandboxSettings
 from cardarena.referee.process import BotProcess
 from cardarena.referee.sandbox import BOT_UIDS, NOBODY, SandboxError
-from tests.conftest import RANDOM_BOT, ROOT, ZOO, random_bot, zoo_bot
+from tests.conftest import RANDOM_BOT, ROOT, ZOO, python_bot_folder, random_bot, skip_without_bwrap, zoo_bot
 from tests.test_referee import running
 
 KNOCK_RUMMY = get_game("knock-rummy")
@@ -577,3 +577,27 @@ def test_the_sdk_copy_holds_its_bytecode_beside_its_modules_whatever_the_pycache
         assert list((module.parent / "__pycache__").glob(f"{module.stem}.*.pyc")), module
     assert sys.pycache_prefix == str(tmp_path / "elsewhere")
     assert not (tmp_path / "elsewhere").exists()
+
+
+HOOK_FREE_BOT = '''\
+import sys
+from cardarena.protocol.bot import RandomBot, run
+
+hooks = [name for name in sys.modules if name.startswith("__editable__") and "cardarena" in name]
+if hooks:
+    sys.exit(f"imported at start: {hooks}")
+run(RandomBot(0))
+'''
+
+
+def test_a_sandboxed_python_bot_starts_without_the_editable_installs_hook(tmp_path):
+    """An editable install's .pth makes every Python start import a finder for the project tree,
+    which a sandboxed bot is not shown; bubblewrap covers that .pth (runner/referee/views.py,
+    `own_startup_hooks`), so the bot's start does not pay for it."""
+    skip_without_bwrap("bwrap")
+    if not views.own_startup_hooks():
+        pytest.skip("cardarena is not installed in editable mode here: there is no hook to cover")
+    bot = python_bot_folder(tmp_path, "hook-free", HOOK_FREE_BOT)
+    result = CliRunner().invoke(main, ["check", str(bot), "--sandbox", "bwrap", "--game", "casino",
+                                       "--games-per-game", "1"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output

@@ -15,8 +15,8 @@ from typing import Sequence
 from cardarena.config import SandboxSettings
 from cardarena.referee import hostview, seccomp
 from cardarena.referee.system import MIB, NOBODY, namespace_probe, tool
-from cardarena.referee.views import (SDK_ROOT, SYSTEM_DIRS, check_readable_by_nobody, prepared_folder, python_folders,
-                                     sdk_copy, visible_folders)
+from cardarena.referee.views import (SDK_ROOT, SYSTEM_DIRS, check_readable_by_nobody, own_startup_hooks,
+                                     prepared_folder, python_folders, sdk_copy, visible_folders)
 
 BOT_USER = "bot"  # the bot's uid's name in the sandbox's /etc/passwd
 BOT_HOME = "/home/bot"  # HOME inside the sandbox (a private tmpfs)
@@ -52,6 +52,10 @@ class _Mounts:
         self.args: list[str] = []
         self._made: set[str] = {"/"}
 
+    def cover(self, path: str) -> None:
+        """Show an empty file at `path`, a file inside a folder already bound."""
+        self.args += ["--ro-bind", os.devnull, path]
+
     def add(self, option: str, source: str | None, dest: str, *, perms: str | None = None, size: int | None = None) -> None:
         for parent in reversed(Path(dest).parents):
             if str(parent) not in self._made:
@@ -85,6 +89,8 @@ def bwrap_command(command: Sequence[str], cwd: str | None, folder: str | None, b
         check_readable_by_nobody([*interpreter, *own], "a uid of its own")
     for path in interpreter:
         mounts.add("--ro-bind", path, path)
+    for hook in own_startup_hooks():
+        mounts.cover(hook)
     mounts.add("--ro-bind", sdk_copy(), SDK_ROOT)
     for path in own:
         mounts.add("--ro-bind", path, path)

@@ -31,6 +31,7 @@ SDK_ROOT = "/opt/cardarena"  # the `cardarena` package a bot imports is SDK_ROOT
 SDK_ENTRIES = ("__init__.py", "__pycache__", "cards.py", "errors.py", "games", "search")
 #: system folders visible read-only inside the sandbox (symlinks, as on merged-/usr systems, are copied)
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+EDITABLE_HOOKS = "__editable__.cardarena-*.pth"  # setuptools' name for an editable install's startup hook
 SDK_FARM_PREFIX = "cardarena-sdk-"  # a referee's links to the SDK for bots without bubblewrap: <prefix><pid>-...
 
 
@@ -182,6 +183,16 @@ def python_folders() -> tuple[str, ...]:
     resolved = list(dict.fromkeys(path.resolve() for path in folders if path.is_dir()))
     shown = [path for path in resolved if path != Path("/usr") and Path("/usr") not in path.parents]
     return tuple(str(path) for path in shown if not any(other in path.parents for other in shown))
+
+
+@functools.cache
+def own_startup_hooks() -> tuple[str, ...]:
+    """The .pth files of cardarena's own editable install (`pip install -e`) in this Python's
+    site-packages folders. Each makes every Python start import a finder that maps `cardarena` to
+    the project tree, which a sandboxed bot is not shown (it imports the SDK's copy); the sandbox
+    covers them with an empty file, which spares each Python bot's start that import (about a
+    fifth of its `site` time here)."""
+    return tuple(str(pth) for site_folder in _site_folders() for pth in sorted(Path(site_folder).glob(EDITABLE_HOOKS)))
 
 
 def _site_folders() -> list[str]:
