@@ -3,6 +3,7 @@
 import os
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,39 @@ RANDOM_BOT = ROOT / "sample_bots" / "random" / "bot.py"
 # folder's identity: runner/manifest.py).
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
+
+
+def _memory_temp_folder() -> None:
+    """Point the suite's temporary files (pytest's folders, and the referee's copies of /etc and the
+    SDK, bot scratch folders and logs in every process it starts) at a folder on /dev/shm where that is
+    a writable tmpfs, as /tmp is on many systems. On the development machine's disk a folder and a file
+    cost 2.5 ms against 72 us there, and a symbolic link 1.8 ms against 16 us (the /etc copy a
+    tournament makes holds some 680); test_cli, test_faults, test_check and test_human took 160 s
+    instead of 175 s, with half the system time (23 s, not 50). The folder is shared like /tmp (mode
+    1777); set CARDARENA_TEST_TMPDIR to choose another."""
+    chosen = os.environ.get("CARDARENA_TEST_TMPDIR")
+    if chosen is None:
+        shm = Path("/dev/shm")
+        if not (shm.is_dir() and os.access(shm, os.W_OK | os.X_OK) and _is_tmpfs(shm)):
+            return
+        chosen = str(shm / "cardarena-tests")
+    os.makedirs(chosen, exist_ok=True)
+    if os.stat(chosen).st_uid == os.geteuid():
+        os.chmod(chosen, 0o1777)
+    os.environ["TMPDIR"] = chosen
+    tempfile.tempdir = None  # read TMPDIR again
+
+
+def _is_tmpfs(folder: Path) -> bool:
+    """Whether `folder` is a mount point of a tmpfs (from /proc/self/mounts)."""
+    try:
+        mounts = Path("/proc/self/mounts").read_text().splitlines()
+    except OSError:
+        return False
+    return any(line.split()[1:3] == [str(folder), "tmpfs"] for line in mounts if len(line.split()) > 2)
+
+
+_memory_temp_folder()
 
 
 def random_bot(name: str = "random", seed: int = 0) -> BotSpec:
