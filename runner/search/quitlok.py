@@ -16,7 +16,7 @@ from __future__ import annotations
 import random
 from bisect import bisect_right
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import product
 from typing import Any, Sequence
@@ -267,7 +267,11 @@ LOOSE = -1  # in `HiddenCards._walk`, a drawn place whose card is not chosen yet
 #: counted cards already drawn that its shuffle will find in a hand, and each hand being read
 State = tuple[int, int, tuple[tuple[int, int, int], ...], tuple[tuple[int, HandSummary], ...]]
 START: State = (0, 0, (), ())
-Choices = list[tuple[int, int, State]]  # (running total of completions' weight, number drawn or ANON, state after)
+#: a state's choices at a counted draw: the running totals of the completions' weight, and per
+#: choice the number drawn (or ANON) and the state after, as `HiddenCards._walk` reads them
+Choices = tuple[list[int], list[int], list[State]]
+#: what `CountedDraw.moved` holds for a (later, hands, card) it never saw
+UNSEEN = object()
 
 
 def copies(counts: int, card: int) -> int:
@@ -332,6 +336,9 @@ class HandStep:
     seen_before: list[int]
     seen_after: list[int]
     checks: dict[int, list[Check]]
+    #: the hand's summary once the card and the seen ones after it are read, by (summary before,
+    #: or None for the first, card): a layer reaches the same few partial hands from many states
+    read: dict[tuple[HandSummary | None, int], HandSummary | None] = field(default_factory=dict, repr=False)
 
 
 @dataclass
@@ -346,6 +353,9 @@ class CountedDraw:
     hand_of: int | None  # the constrained hand it belongs to
     hand: HandStep | None  # its part in that hand, when the hand has several hidden cards
     done_with: tuple[int, ...] = ()
+    #: the later decks' counts and the open hands after drawing a card, by (later, hands, card);
+    #: states differ mostly in the current deck's counts, so these repeat (see `HiddenCards._move`)
+    moved: dict[tuple[Any, Any, int], Any] = field(default_factory=dict, repr=False)
 
 
 class HiddenCards:
@@ -436,6 +446,7 @@ class HiddenCards:
             self._relevance()
             try:
                 self.layers = self._layers()
+                self.places = [step.draw for step in self.counted]  # where `_walk` puts each counted card
                 return
             except _TooManyStates as overflow:
                 self.loosened |= overflow.loosened
@@ -548,37 +559,49 @@ class HiddenCards:
     @staticmethod
     def _fits(checks: dict[int, list[Check]], cards: list[int], hidden: list[int]) -> list[tuple[int, ...]]:
         """Per hidden place, the numbers it holds in some filling of the hidden places that
-        passes every check (each number for every place when there are too many fillings)."""
+        passes every check (each number for every place when there are too many fillings): a
+        search through the cards in order that meets each (cards read, summary) once."""
         if len(NUMBERS) ** len(hidden) > MOST_FILLINGS:
             return [NUMBERS] * len(hidden)
-        fits: list[set[int]] = [set() for _ in hidden]
-        cards = list(cards)
-        for filling in product(NUMBERS, repeat=len(hidden)):
-            for place, card in zip(hidden, filling):
-                cards[place] = card
-            if read_cards(EMPTY_HAND, 0, cards, checks) is not None:
-                for found, card in zip(fits, filling):
-                    found.add(card)
-        return [tuple(sorted(found)) for found in fits]
+        fits: dict[int, set[int]] = {place: set() for place in hidden}
+        passing: dict[tuple[int, HandSummary], bool] = {}
+
+        def completes(held: int, summary: HandSummary) -> bool:
+            """Whether the cards after the first `held` (summed up by `summary`) can pass every
+            check, noting each hidden number that leads to a pass."""
+            if held == len(cards):
+                return True
+            if (held, summary) not in passing:
+                found = False
+                for card in NUMBERS if held in fits else (cards[held],):
+                    after = with_card(summary, held, card)
+                    if all(holds(check, after) for check in checks.get(held + 1, ())) and completes(held + 1, after):
+                        found = True
+                        if held in fits:
+                            fits[held].add(card)
+                passing[held, summary] = found
+            return passing[held, summary]
+
+        completes(0, EMPTY_HAND)
+        return [tuple(sorted(fits[place])) for place in hidden]
 
     def _layers(self) -> list[dict[State, Choices]]:
         """Per counted draw, each reachable state's choices with running totals, as `sample` reads
         them (a state is taken after the previous counted draw: decks shuffled since are entered
         on the way to the next one)."""
-        layers: list[dict[State, Choices]] = []
+        layers: list[dict[State, list[tuple[int, int, State]]]] = []
         states: set[State] = {START}
         deck = -1
         for step in self.counted:
             entering = range(deck + 1, step.deck + 1)
             deck = step.deck
-            layer: dict[State, Choices] = {}
+            layer: dict[State, list[tuple[int, int, State]]] = {}
             reached: set[State] = set()
             overflowing = False
             for state in states:
                 weight, inside = self._enter(state, entering)
-                layer[state] = [(weight * moved[0], card, moved[1]) for card in step.numbers
-                                if (moved := self._take(inside, step, card)) is not None]
-                reached.update(after for _, _, after in layer[state])
+                layer[state] = choices = self._choices(inside, step, weight)
+                reached.update(after for _, _, after in choices)
                 if len(reached) > self.most_states and not overflowing:
                     overflowing = True
                     self._too_many(deck)
@@ -586,20 +609,23 @@ class HiddenCards:
             states = reached
         rest = range(deck + 1, len(self.drawn))
         totals = {state: self._enter(state, rest)[0] for state in states}
+        counted: list[dict[State, Choices]] = []
         for layer in reversed(layers):
             earlier: dict[State, int] = {}
+            cumulative: dict[State, Choices] = {}
             for state, choices in layer.items():
                 running = 0
-                cumulative: Choices = []
-                for weight, card, after in choices:
+                runnings: list[int] = []
+                for weight, _, after in choices:
                     running += weight * totals.get(after, 0)
-                    cumulative.append((running, card, after))
-                layer[state] = cumulative
+                    runnings.append(running)
+                cumulative[state] = (runnings, [card for _, card, _ in choices], [after for _, _, after in choices])
                 earlier[state] = running
+            counted.append(cumulative)
             totals = earlier
         if not totals.get(START, 0):
             raise SamplingError("no deal gives the seat's transcript: its hidden cards fit no hand they were in")
-        return layers
+        return counted[::-1]
 
     def _too_many(self, deck: int) -> None:
         """Raise _TooManyStates naming a hand to count less, as the count of `deck` grew too
@@ -615,6 +641,8 @@ class HiddenCards:
 
     def _enter(self, state: State, decks: range) -> tuple[int, State]:
         """The state once `decks` are shuffled in turn, and the weight of their seen places."""
+        if not decks:
+            return 1, state
         current, anon, later, hands = state
         weight = 1
         for deck in decks:
@@ -628,21 +656,34 @@ class HiddenCards:
                 current -= copies(current, card) * PLACE[card]
         return weight, (current, anon, later, hands)
 
-    def _take(self, state: State, step: CountedDraw, card: int) -> tuple[int, State] | None:
-        """`step` drawing `card` (or ANON) from `state`: the weight (free copies of it) and the
-        state after, or None when no copy is free, a later shuffle finding it held has none, or
-        a check fails."""
+    def _choices(self, state: State, step: CountedDraw, weight: int) -> list[tuple[int, int, State]]:
+        """`step`'s choices from `state`, each number (or ANON) it may draw with its weight (the
+        free copies of it, times `weight`) and the state after; none where no copy is free, a
+        later shuffle finding it held has none, or a check fails."""
         current, anon, later, hands = state
-        if card == ANON:
-            free = anon
-            anon -= 1
-        else:
-            free = current // PLACE[card] % 3
-            current -= PLACE[card]
-        if not free:
-            return None
+        cleared = current  # the copies left once the numbers no later draw of this deck reads are let go
         for done in step.done_with:
-            current -= current // PLACE[done] % 3 * PLACE[done]
+            cleared -= cleared // PLACE[done] % 3 * PLACE[done]
+        moves = step.held_at or step.hand is not None
+        choices: list[tuple[int, int, State]] = []
+        for card in step.numbers:
+            if card == ANON:
+                free, after = anon, cleared
+            else:
+                free = current // PLACE[card] % 3
+                after = cleared if card in step.done_with else cleared - PLACE[card]
+            if not free:
+                continue
+            moved = step.moved.get((later, hands, card), UNSEEN) if moves else (later, hands)
+            if moved is UNSEEN:
+                moved = step.moved[later, hands, card] = self._move(later, hands, step, card)
+            if moved is not None:
+                choices.append((weight * free, card, (after, anon - (card == ANON), *moved)))
+        return choices
+
+    def _move(self, later: Any, hands: Any, step: CountedDraw, card: int) -> tuple[Any, Any] | None:
+        """The later decks' counts and the open hands once `step` draws `card`, or None when a
+        later shuffle finding it held has no copy of it free, or a check fails."""
         if step.held_at:
             touched = {number: [digits, others] for number, digits, others in later}
             for deck in step.held_at:
@@ -657,21 +698,24 @@ class HiddenCards:
                     return None
             later = tuple((number, *counts) for number, counts in sorted(touched.items()))
         if step.hand is not None:
-            read = self._read_hand(step.hand, dict(hands), card)
-            if read is None:
+            hands = self._read_hand(step.hand, dict(hands), card)
+            if hands is None:
                 return None
-            hands = read
-        return free, (current, anon, later, hands)
+        return later, hands
 
     @staticmethod
     def _read_hand(part: HandStep, hands: dict[int, HandSummary], card: int
                    ) -> tuple[tuple[int, HandSummary], ...] | None:
         """The open hands once `card` and the seen cards after it join hand `part.hand`, or None
         when a check that can now be tested fails."""
-        if part.first:
-            summary = read_cards(EMPTY_HAND, 0, part.seen_before + [card] + part.seen_after, part.checks)
-        else:
-            summary = read_cards(hands.pop(part.hand), part.place, [card] + part.seen_after, part.checks)
+        before = None if part.first else hands.pop(part.hand)
+        if (before, card) not in part.read:
+            if before is None:
+                summary = read_cards(EMPTY_HAND, 0, part.seen_before + [card] + part.seen_after, part.checks)
+            else:
+                summary = read_cards(before, part.place, [card] + part.seen_after, part.checks)
+            part.read[before, card] = summary
+        summary = part.read[before, card]
         if summary is None:
             return None
         if not part.last:
@@ -715,11 +759,10 @@ class HiddenCards:
         """Each deck's drawn cards with the seen and counted ones in place, the others LOOSE."""
         decks = [list(deck) for deck in self.seen_decks]
         state = START
-        for step, layer in zip(self.counted, self.layers):
-            choices = layer[state]
-            pick = rng.randrange(choices[-1][0])
-            _, card, state = choices[bisect_right([running for running, _, _ in choices], pick)]
-            decks[step.deck][step.draw[1]] = card
+        for (number, index), layer in zip(self.places, self.layers):
+            runnings, cards, afters = layer[state]
+            chosen = bisect_right(runnings, rng.randrange(runnings[-1]))
+            decks[number][index], state = cards[chosen], afters[chosen]
         return decks
 
     def _fill(self, decks: list[list[int]], numbers: Sequence[int], rng: random.Random) -> None:
@@ -727,15 +770,18 @@ class HiddenCards:
         left in each (every deck an earlier one found held at its shuffle already filled)."""
         for number in numbers:
             deck = decks[number]
-            left = Counter(FULL_DECK)
-            left.subtract(decks[held_number][index] for held_number, index in self.held_at_reshuffle[number])
-            left.subtract(card for card in deck if card > ANON)
-            anonymous = [card for card in left.elements() if card not in self.relevant[number]]
+            left = [0] + [FULL_DECK.count(card) for card in NUMBERS]  # copies left of each number, by number
+            for held_number, index in self.held_at_reshuffle[number]:
+                left[decks[held_number][index]] -= 1
+            for card in deck:
+                if card > ANON:
+                    left[card] -= 1
+            anonymous = [card for card in NUMBERS if card not in self.relevant[number] for _ in range(left[card])]
             rng.shuffle(anonymous)
             for place, card in zip([place for place, card in enumerate(deck) if card == ANON], anonymous):
                 deck[place] = card
                 left[card] -= 1
-            loose = list(left.elements())
+            loose = [card for card in NUMBERS for _ in range(left[card])]
             rng.shuffle(loose)
             fill = iter(loose)
             deck[:] = [next(fill) if card == LOOSE else card for card in deck]
