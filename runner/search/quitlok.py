@@ -13,13 +13,15 @@ deals is the seat's true posterior over the hidden cards.
 
 from __future__ import annotations
 
+import gc
 import random
 from bisect import bisect_right
+from contextlib import contextmanager
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import product
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from cardarena.games.base import Action
 from cardarena.games.quitlok import CARD_BY_NAME, FRAMED, FULL_DECK, TWENTY_ONE, names
@@ -257,20 +259,24 @@ class DrawTracer:
 
 
 NUMBERS = tuple(range(1, 13))
+COPIES = (0,) + tuple(FULL_DECK.count(card) for card in NUMBERS)  # a full deck's copies of each number, by number
 #: a deck's copies of each number, as the base-3 digits of one int (digit number - 1): see `copies`
 PLACE = {card: 3 ** (card - 1) for card in NUMBERS}
 #: a counted draw's choice of any card whose number matters nowhere (see `HiddenCards`, Relevance)
 ANON = 0
 LOOSE = -1  # in `HiddenCards._walk`, a drawn place whose card is not chosen yet
+#: what the count carries past the current deck: each later deck's free copies (as in State) less
+#: the counted cards already drawn that its shuffle will find in a hand, and each hand being read
+Rest = tuple[tuple[tuple[int, int, int], ...], tuple[tuple[int, HandSummary], ...]]
 #: the count's state between two counted draws: the current deck's free copies (digits of the
-#: numbers that matter there, and how many of the others), each later deck's the same less the
-#: counted cards already drawn that its shuffle will find in a hand, and each hand being read
-State = tuple[int, int, tuple[tuple[int, int, int], ...], tuple[tuple[int, HandSummary], ...]]
-START: State = (0, 0, (), ())
+#: numbers that matter there, and how many of the others), and its Rest by its number in
+#: `HiddenCards.rests` (a small int hashes at once; the Rest tuples are long and repeat)
+State = tuple[int, int, int]
+START: State = (0, 0, 0)
 #: a state's choices at a counted draw: the running totals of the completions' weight, and per
 #: choice the number drawn (or ANON) and the state after, as `HiddenCards._walk` reads them
 Choices = tuple[list[int], list[int], list[State]]
-#: what `CountedDraw.moved` holds for a (later, hands, card) it never saw
+#: what `CountedDraw.moved` holds for a (rest, card) it never saw
 UNSEEN = object()
 
 
@@ -292,6 +298,20 @@ MOST_FILLINGS = 12 ** 4
 #: counting again takes seconds there and may gain little: 5e-5 of redraws passed at one position
 #: at the first limits, none at the next, 1e-3 at the third after a 17 s count)
 MOST_REDRAWS = 20_000
+
+
+@contextmanager
+def no_cycle_collection() -> Iterator[None]:
+    """Pause the cyclic garbage collector: the count allocates tuples by the hundred thousand, none
+    in a cycle, and the collections they trigger (each walking the count's growing layers) cost
+    about two fifths of its time; refcounting still frees everything as usual."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 @dataclass
@@ -353,9 +373,9 @@ class CountedDraw:
     hand_of: int | None  # the constrained hand it belongs to
     hand: HandStep | None  # its part in that hand, when the hand has several hidden cards
     done_with: tuple[int, ...] = ()
-    #: the later decks' counts and the open hands after drawing a card, by (later, hands, card);
-    #: states differ mostly in the current deck's counts, so these repeat (see `HiddenCards._move`)
-    moved: dict[tuple[Any, Any, int], Any] = field(default_factory=dict, repr=False)
+    #: the number of the Rest after drawing a card (None: no deal), by (number of the Rest
+    #: before, card): states differ mostly in the current deck's counts, so these repeat
+    moved: dict[tuple[int, int], int | None] = field(default_factory=dict, repr=False)
 
 
 class HiddenCards:
@@ -442,10 +462,14 @@ class HiddenCards:
         self.loosened = self._beyond_joint_limit()
         self.dropped: set[int] = set()  # hands the count leaves out; `sample` tests them by redrawing
         while True:
+            self.rests: list[Rest] = [((), ())]  # each Rest met, by its number (START's is 0)
+            self.rest_numbers: dict[Rest, int] = {self.rests[0]: 0}
+            self.entered: dict[tuple[int, int, int], tuple[int, State]] = {}  # `_enter`'s, by (rest, decks)
             self.counted = self._counted_draws(self.held_at)
             self._relevance()
             try:
-                self.layers = self._layers()
+                with no_cycle_collection():
+                    self.layers = self._layers()
                 self.places = [step.draw for step in self.counted]  # where `_walk` puts each counted card
                 return
             except _TooManyStates as overflow:
@@ -639,28 +663,40 @@ class HiddenCards:
                 largest = max(whole or hands, key=lambda hand: (len(self.hands[hand].hidden), hand))
                 raise _TooManyStates({largest} if whole else set(), set() if whole else {largest})
 
+    def _rest_number(self, rest: Rest) -> int:
+        """`rest`'s number in `self.rests`, given when first met."""
+        number = self.rest_numbers.get(rest)
+        if number is None:
+            number = self.rest_numbers[rest] = len(self.rests)
+            self.rests.append(rest)
+        return number
+
     def _enter(self, state: State, decks: range) -> tuple[int, State]:
-        """The state once `decks` are shuffled in turn, and the weight of their seen places."""
+        """The state once `decks` are shuffled in turn, and the weight of their seen places (which
+        depend on the Rest only: the first deck entered replaces the current one)."""
         if not decks:
             return 1, state
-        current, anon, later, hands = state
-        weight = 1
-        for deck in decks:
-            touched = {number: (digits, others) for number, digits, others in later}
-            current, anon = touched.pop(deck, self.entry[deck])
-            later = tuple((number, *counts) for number, counts in sorted(touched.items()))
-            for card in self.once[deck]:
-                weight *= copies(current, card) + 1
-            for card in self.tracked[deck] - self.relevant[deck]:
-                anon += copies(current, card)
-                current -= copies(current, card) * PLACE[card]
-        return weight, (current, anon, later, hands)
+        key = (state[2], decks.start, decks.stop)
+        if key not in self.entered:
+            later, hands = self.rests[state[2]]
+            weight = 1
+            for deck in decks:
+                touched = {number: (digits, others) for number, digits, others in later}
+                current, anon = touched.pop(deck, self.entry[deck])
+                later = tuple((number, *counts) for number, counts in sorted(touched.items()))
+                for card in self.once[deck]:
+                    weight *= copies(current, card) + 1
+                for card in self.tracked[deck] - self.relevant[deck]:
+                    anon += copies(current, card)
+                    current -= copies(current, card) * PLACE[card]
+            self.entered[key] = weight, (current, anon, self._rest_number((later, hands)))
+        return self.entered[key]
 
     def _choices(self, state: State, step: CountedDraw, weight: int) -> list[tuple[int, int, State]]:
         """`step`'s choices from `state`, each number (or ANON) it may draw with its weight (the
         free copies of it, times `weight`) and the state after; none where no copy is free, a
         later shuffle finding it held has none, or a check fails."""
-        current, anon, later, hands = state
+        current, anon, rest = state
         cleared = current  # the copies left once the numbers no later draw of this deck reads are let go
         for done in step.done_with:
             cleared -= cleared // PLACE[done] % 3 * PLACE[done]
@@ -674,16 +710,19 @@ class HiddenCards:
                 after = cleared if card in step.done_with else cleared - PLACE[card]
             if not free:
                 continue
-            moved = step.moved.get((later, hands, card), UNSEEN) if moves else (later, hands)
-            if moved is UNSEEN:
-                moved = step.moved[later, hands, card] = self._move(later, hands, step, card)
+            moved: int | None = rest
+            if moves:
+                moved = step.moved.get((rest, card), UNSEEN)  # type: ignore[assignment]
+                if moved is UNSEEN:
+                    moved = step.moved[rest, card] = self._move(rest, step, card)
             if moved is not None:
-                choices.append((weight * free, card, (after, anon - (card == ANON), *moved)))
+                choices.append((weight * free, card, (after, anon - (card == ANON), moved)))
         return choices
 
-    def _move(self, later: Any, hands: Any, step: CountedDraw, card: int) -> tuple[Any, Any] | None:
-        """The later decks' counts and the open hands once `step` draws `card`, or None when a
-        later shuffle finding it held has no copy of it free, or a check fails."""
+    def _move(self, rest: int, step: CountedDraw, card: int) -> int | None:
+        """The number of the Rest once `step` draws `card`, or None when a later shuffle finding
+        it held has no copy of it free, or a check fails."""
+        later, hands = self.rests[rest]
         if step.held_at:
             touched = {number: [digits, others] for number, digits, others in later}
             for deck in step.held_at:
@@ -698,10 +737,11 @@ class HiddenCards:
                     return None
             later = tuple((number, *counts) for number, counts in sorted(touched.items()))
         if step.hand is not None:
-            hands = self._read_hand(step.hand, dict(hands), card)
-            if hands is None:
+            read = self._read_hand(step.hand, dict(hands), card)
+            if read is None:
                 return None
-        return later, hands
+            hands = read
+        return self._rest_number((later, hands))
 
     @staticmethod
     def _read_hand(part: HandStep, hands: dict[int, HandSummary], card: int
@@ -770,20 +810,20 @@ class HiddenCards:
         left in each (every deck an earlier one found held at its shuffle already filled)."""
         for number in numbers:
             deck = decks[number]
-            left = [0] + [FULL_DECK.count(card) for card in NUMBERS]  # copies left of each number, by number
+            left = list(COPIES)  # copies left of each number, by number
             for held_number, index in self.held_at_reshuffle[number]:
                 left[decks[held_number][index]] -= 1
             for card in deck:
                 if card > ANON:
                     left[card] -= 1
-            anonymous = [card for card in NUMBERS if card not in self.relevant[number] for _ in range(left[card])]
-            rng.shuffle(anonymous)
-            for place, card in zip([place for place, card in enumerate(deck) if card == ANON], anonymous):
-                deck[place] = card
-                left[card] -= 1
+            anonymous_places = [place for place, card in enumerate(deck) if card == ANON]
+            if anonymous_places:
+                anonymous = [card for card in NUMBERS if card not in self.relevant[number] for _ in range(left[card])]
+                for place, card in zip(anonymous_places, rng.sample(anonymous, len(anonymous_places))):
+                    deck[place] = card
+                    left[card] -= 1
             loose = [card for card in NUMBERS for _ in range(left[card])]
-            rng.shuffle(loose)
-            fill = iter(loose)
+            fill = iter(rng.sample(loose, deck.count(LOOSE)))  # an ordered draw: as uniform as a shuffle's top
             deck[:] = [next(fill) if card == LOOSE else card for card in deck]
 
 
