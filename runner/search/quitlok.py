@@ -768,18 +768,21 @@ class HiddenCards:
         layers, `_walk`), and the loose ones uniformly from the cards left in their deck (`_fill`),
         drawn until the hands left out of the count pass their checks (rejection keeps it exact: the
         draw is exact for every check but theirs, so keeping those that pass conditions on them).
-        A redraw fills only the decks those hands read (`_decks_read_by`); the others are filled
-        once it passes, from the same conditionals, since no deck read depends on them."""
+        A redraw copies and fills only the decks those hands read (`_decks_read_by`); the others
+        are once it passes, from the same conditionals, since no deck read depends on them."""
         while True:
             tested = [self.hands[hand] for hand in self.loosened | self.dropped]
             read = self._decks_read_by(tested)
             unread = [number for number in range(len(self.drawn)) if number not in read]
             for _ in range(MOST_REDRAWS):
-                decks = self._walk(rng)
+                cards = self._walk(rng)
+                decks: list[Sequence[int]] = list(self.seen_decks)
+                self._place(decks, cards, read)
                 self._fill(decks, read, rng)
                 if all(hand.passes(decks) for hand in tested):
+                    self._place(decks, cards, unread)
                     self._fill(decks, unread, rng)
-                    return decks
+                    return decks  # type: ignore[return-value]  # every deck is a list by now
             # so rare a pass: count more exactly (with no hand tested, the first draw passes)
             self._count(self.most_states * 4, self.most_joint_draws * 2)
 
@@ -795,21 +798,32 @@ class HiddenCards:
                     waiting.append(number)
         return sorted(read)
 
-    def _walk(self, rng: random.Random) -> list[list[int]]:
-        """Each deck's drawn cards with the seen and counted ones in place, the others LOOSE."""
-        decks = [list(deck) for deck in self.seen_decks]
+    def _walk(self, rng: random.Random) -> list[int]:
+        """The counted draws' cards, in the count's order (`self.places` says where each goes)."""
+        cards: list[int] = []
         state = START
-        for (number, index), layer in zip(self.places, self.layers):
-            runnings, cards, afters = layer[state]
+        for layer in self.layers:
+            runnings, numbers, afters = layer[state]
             chosen = bisect_right(runnings, rng.randrange(runnings[-1]))
-            decks[number][index], state = cards[chosen], afters[chosen]
-        return decks
+            cards.append(numbers[chosen])
+            state = afters[chosen]
+        return cards
 
-    def _fill(self, decks: list[list[int]], numbers: Sequence[int], rng: random.Random) -> None:
+    def _place(self, decks: list[Sequence[int]], cards: list[int], numbers: Sequence[int]) -> None:
+        """Make the decks `numbers` lists of their drawn cards, the seen and the counted (`cards`,
+        from `_walk`) in place and the others LOOSE."""
+        wanted = set(numbers)
+        for number in numbers:
+            decks[number] = list(self.seen_decks[number])
+        for (number, index), card in zip(self.places, cards):
+            if number in wanted:
+                decks[number][index] = card  # type: ignore[index]
+
+    def _fill(self, decks: list[Sequence[int]], numbers: Sequence[int], rng: random.Random) -> None:
         """Fill the ANON and loose places of the decks `numbers`, in order, uniformly from the cards
         left in each (every deck an earlier one found held at its shuffle already filled)."""
         for number in numbers:
-            deck = decks[number]
+            deck: list[int] = decks[number]  # type: ignore[assignment]  # `_place` made it a list
             left = list(COPIES)  # copies left of each number, by number
             for held_number, index in self.held_at_reshuffle[number]:
                 left[decks[held_number][index]] -= 1
