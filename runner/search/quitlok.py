@@ -273,8 +273,9 @@ Rest = tuple[tuple[tuple[int, int, int], ...], tuple[tuple[int, HandSummary], ..
 #: `HiddenCards.rests` (a small int hashes at once; the Rest tuples are long and repeat)
 State = tuple[int, int, int]
 START: State = (0, 0, 0)
-#: a state's choices at a counted draw: the running totals of the completions' weight, and per
-#: choice the number drawn (or ANON) and the state after, as `HiddenCards._walk` reads them
+#: a state's choices at a counted draw that some completion follows: the running totals of the
+#: completions' weight, and per choice the number drawn (or ANON) and the state after, as
+#: `HiddenCards._walk` reads them (a state with one choice draws nothing from the rng)
 Choices = tuple[list[int], list[int], list[State]]
 #: what `CountedDraw.moved` holds for a (rest, card) it never saw
 UNSEEN = object()
@@ -639,11 +640,16 @@ class HiddenCards:
             cumulative: dict[State, Choices] = {}
             for state, choices in layer.items():
                 running = 0
-                runnings: list[int] = []
-                for weight, _, after in choices:
-                    running += weight * totals.get(after, 0)
-                    runnings.append(running)
-                cumulative[state] = (runnings, [card for _, card, _ in choices], [after for _, _, after in choices])
+                runnings: list[int] = []  # of the choices some completion follows: no other is drawn
+                cards: list[int] = []
+                afters: list[State] = []
+                for weight, card, after in choices:
+                    if weight * totals.get(after, 0):
+                        running += weight * totals[after]
+                        runnings.append(running)
+                        cards.append(card)
+                        afters.append(after)
+                cumulative[state] = runnings, cards, afters
                 earlier[state] = running
             counted.append(cumulative)
             totals = earlier
@@ -804,7 +810,7 @@ class HiddenCards:
         state = START
         for layer in self.layers:
             runnings, numbers, afters = layer[state]
-            chosen = bisect_right(runnings, rng.randrange(runnings[-1]))
+            chosen = bisect_right(runnings, rng.randrange(runnings[-1])) if len(runnings) > 1 else 0
             cards.append(numbers[chosen])
             state = afters[chosen]
         return cards
