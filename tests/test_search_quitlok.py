@@ -122,9 +122,10 @@ def test_sampled_deals_reproduce_every_view_and_event_the_seat_saw():
     before the count was memoised): a deal is found for every one in ATTEMPTS proposals, and the
     sampled deal, replayed directly, shows the seat exactly its messages; the sampled state gives
     its current view. (The count behind a sample costs up to half a second late in a 10-player
-    session on a shared core, and the rare position whose hands are left to redraws up to 6 s (8
-    players, decision 100: 20,000 redraws, then a count with larger limits), which bounds how many
-    positions a test can afford: see tests/bench/bench_sampling_quitlok.py.)"""
+    session on a shared core, and the rare position whose hands are left to redraws 0.01 to 5 s by
+    the rng (8 players, decision 100: up to 20,000 redraws, then a count with larger limits), which
+    bounds how many positions a test can afford: see tests/bench/bench_sampling_quitlok.py and
+    runner/games/quitlok.md § Sampling hidden cards.)"""
     rng = random.Random(7)
     checked, late = Counter(), Counter()
     for players, prefix, truth, deep in consistency_positions():
