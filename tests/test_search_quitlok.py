@@ -102,32 +102,42 @@ def reshuffles_told(transcript):
     return sum(event["type"] == "reshuffle" for event in transcript.events())
 
 
-def test_sampled_deals_reproduce_every_view_and_event_the_seat_saw():
-    """Over a hundred positions from random and heuristic play, each player count and option
-    set, two seats, from the first decision to the end of the session (every 25th decision, and
-    every tenth after the eighth reshuffle in 5- and 10-player games with the default options): a
-    deal is found for every one in ATTEMPTS proposals, and the sampled deal, replayed directly,
-    shows the seat exactly its messages; the sampled state gives its current view. (The count
-    behind a sample costs up to a second late in a 10-player session on a shared core, and the
-    rare position whose hands are left to redraws as long, which bounds how many positions a test
-    can afford: see tests/bench/bench_sampling_quitlok.py.)"""
-    rng = random.Random(7)
-    checked, late = Counter(), Counter()
+def consistency_positions():
+    """(players, prefix, truth, deep) at the positions the consistency test checks: for each
+    player count, option set and policy, two seats' decisions from the first to the end of the
+    session, every 25th (every tenth with 5 or 6 players, whose counts are cheap), and every
+    tenth after the eighth reshuffle (`deep`) in 5- and 10-player games with the default options."""
     for players, options, policy in itertools.product(PLAYER_COUNTS, OPTION_SETS, sorted(POLICIES)):
         seed = players * 1000 + OPTION_SETS.index(options) * 100 + len(policy) * 10
         for seat in (0, players // 2):
             for prefix, truth in positions(players, options, policy, seed, seat):
                 deep = reshuffles_told(prefix) >= 8 and players in (5, 10) and not options
-                if len(prefix.decisions) % (10 if deep else 25):
-                    continue
-                found = sample_deal(prefix, rng)
-                assert found is not None, (players, options, policy, seed, seat, len(prefix.decisions))
-                proposal, state = found
-                reached = reproduces(prefix, proposal, proposal.rng.arranged, SAMPLER.actions(prefix))
-                assert state.view(seat) == reached.view(seat) == prefix.current_view() == truth.view(seat)
-                checked[players] += 1
-                late[players] += deep
-    assert sum(checked.values()) >= 100 and late[5] >= 15 and late[10] >= 15
+                if not len(prefix.decisions) % (10 if deep or players < 7 else 25):
+                    yield players, prefix, truth, deep
+
+
+def test_sampled_deals_reproduce_every_view_and_event_the_seat_saw():
+    """At the 156 positions of `consistency_positions` (random and heuristic play, each player
+    count and option set, two seats, from the first decision to the end of the session; 110
+    before the count was memoised): a deal is found for every one in ATTEMPTS proposals, and the
+    sampled deal, replayed directly, shows the seat exactly its messages; the sampled state gives
+    its current view. (The count behind a sample costs up to half a second late in a 10-player
+    session on a shared core, and the rare position whose hands are left to redraws 0.01 to 5 s by
+    the rng (8 players, decision 100: up to 20,000 redraws, then a count with larger limits), which
+    bounds how many positions a test can afford: see tests/bench/bench_sampling_quitlok.py and
+    runner/games/quitlok.md § Sampling hidden cards.)"""
+    rng = random.Random(7)
+    checked, late = Counter(), Counter()
+    for players, prefix, truth, deep in consistency_positions():
+        seat = prefix.seat
+        found = sample_deal(prefix, rng)
+        assert found is not None, (players, seat, len(prefix.decisions))
+        proposal, state = found
+        reached = reproduces(prefix, proposal, proposal.rng.arranged, SAMPLER.actions(prefix))
+        assert state.view(seat) == reached.view(seat) == prefix.current_view() == truth.view(seat)
+        checked[players] += 1
+        late[players] += deep
+    assert sum(checked.values()) == 156 and late[5] >= 15 and late[10] >= 15
 
 
 def first_deck_distribution(transcript):

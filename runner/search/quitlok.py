@@ -13,13 +13,15 @@ deals is the seat's true posterior over the hidden cards.
 
 from __future__ import annotations
 
+import gc
 import random
 from bisect import bisect_right
+from contextlib import contextmanager
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import product
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from cardarena.games.base import Action
 from cardarena.games.quitlok import CARD_BY_NAME, FRAMED, FULL_DECK, TWENTY_ONE, names
@@ -257,17 +259,26 @@ class DrawTracer:
 
 
 NUMBERS = tuple(range(1, 13))
+COPIES = (0,) + tuple(FULL_DECK.count(card) for card in NUMBERS)  # a full deck's copies of each number, by number
 #: a deck's copies of each number, as the base-3 digits of one int (digit number - 1): see `copies`
 PLACE = {card: 3 ** (card - 1) for card in NUMBERS}
 #: a counted draw's choice of any card whose number matters nowhere (see `HiddenCards`, Relevance)
 ANON = 0
 LOOSE = -1  # in `HiddenCards._walk`, a drawn place whose card is not chosen yet
+#: what the count carries past the current deck: each later deck's free copies (as in State) less
+#: the counted cards already drawn that its shuffle will find in a hand, and each hand being read
+Rest = tuple[tuple[tuple[int, int, int], ...], tuple[tuple[int, HandSummary], ...]]
 #: the count's state between two counted draws: the current deck's free copies (digits of the
-#: numbers that matter there, and how many of the others), each later deck's the same less the
-#: counted cards already drawn that its shuffle will find in a hand, and each hand being read
-State = tuple[int, int, tuple[tuple[int, int, int], ...], tuple[tuple[int, HandSummary], ...]]
-START: State = (0, 0, (), ())
-Choices = list[tuple[int, int, State]]  # (running total of completions' weight, number drawn or ANON, state after)
+#: numbers that matter there, and how many of the others), and its Rest by its number in
+#: `HiddenCards.rests` (a small int hashes at once; the Rest tuples are long and repeat)
+State = tuple[int, int, int]
+START: State = (0, 0, 0)
+#: a state's choices at a counted draw that some completion follows: the running totals of the
+#: completions' weight, and per choice the number drawn (or ANON) and the state after, as
+#: `HiddenCards._walk` reads them (a state with one choice draws nothing from the rng)
+Choices = tuple[list[int], list[int], list[State]]
+#: what `CountedDraw.moved` holds for a (rest, card) it never saw
+UNSEEN = object()
 
 
 def copies(counts: int, card: int) -> int:
@@ -288,6 +299,20 @@ MOST_FILLINGS = 12 ** 4
 #: counting again takes seconds there and may gain little: 5e-5 of redraws passed at one position
 #: at the first limits, none at the next, 1e-3 at the third after a 17 s count)
 MOST_REDRAWS = 20_000
+
+
+@contextmanager
+def no_cycle_collection() -> Iterator[None]:
+    """Pause the cyclic garbage collector: the count allocates tuples by the hundred thousand, none
+    in a cycle, and the collections they trigger (each walking the count's growing layers) cost
+    about two fifths of its time; refcounting still frees everything as usual."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 @dataclass
@@ -332,6 +357,9 @@ class HandStep:
     seen_before: list[int]
     seen_after: list[int]
     checks: dict[int, list[Check]]
+    #: the hand's summary once the card and the seen ones after it are read, by (summary before,
+    #: or None for the first, card): a layer reaches the same few partial hands from many states
+    read: dict[tuple[HandSummary | None, int], HandSummary | None] = field(default_factory=dict, repr=False)
 
 
 @dataclass
@@ -346,6 +374,9 @@ class CountedDraw:
     hand_of: int | None  # the constrained hand it belongs to
     hand: HandStep | None  # its part in that hand, when the hand has several hidden cards
     done_with: tuple[int, ...] = ()
+    #: the number of the Rest after drawing a card (None: no deal), by (number of the Rest
+    #: before, card): states differ mostly in the current deck's counts, so these repeat
+    moved: dict[tuple[int, int], int | None] = field(default_factory=dict, repr=False)
 
 
 class HiddenCards:
@@ -432,10 +463,15 @@ class HiddenCards:
         self.loosened = self._beyond_joint_limit()
         self.dropped: set[int] = set()  # hands the count leaves out; `sample` tests them by redrawing
         while True:
+            self.rests: list[Rest] = [((), ())]  # each Rest met, by its number (START's is 0)
+            self.rest_numbers: dict[Rest, int] = {self.rests[0]: 0}
+            self.entered: dict[tuple[int, int, int], tuple[int, State]] = {}  # `_enter`'s, by (rest, decks)
             self.counted = self._counted_draws(self.held_at)
             self._relevance()
             try:
-                self.layers = self._layers()
+                with no_cycle_collection():
+                    self.layers = self._layers()
+                self.places = [step.draw for step in self.counted]  # where `_walk` puts each counted card
                 return
             except _TooManyStates as overflow:
                 self.loosened |= overflow.loosened
@@ -548,37 +584,49 @@ class HiddenCards:
     @staticmethod
     def _fits(checks: dict[int, list[Check]], cards: list[int], hidden: list[int]) -> list[tuple[int, ...]]:
         """Per hidden place, the numbers it holds in some filling of the hidden places that
-        passes every check (each number for every place when there are too many fillings)."""
+        passes every check (each number for every place when there are too many fillings): a
+        search through the cards in order that meets each (cards read, summary) once."""
         if len(NUMBERS) ** len(hidden) > MOST_FILLINGS:
             return [NUMBERS] * len(hidden)
-        fits: list[set[int]] = [set() for _ in hidden]
-        cards = list(cards)
-        for filling in product(NUMBERS, repeat=len(hidden)):
-            for place, card in zip(hidden, filling):
-                cards[place] = card
-            if read_cards(EMPTY_HAND, 0, cards, checks) is not None:
-                for found, card in zip(fits, filling):
-                    found.add(card)
-        return [tuple(sorted(found)) for found in fits]
+        fits: dict[int, set[int]] = {place: set() for place in hidden}
+        passing: dict[tuple[int, HandSummary], bool] = {}
+
+        def completes(held: int, summary: HandSummary) -> bool:
+            """Whether the cards after the first `held` (summed up by `summary`) can pass every
+            check, noting each hidden number that leads to a pass."""
+            if held == len(cards):
+                return True
+            if (held, summary) not in passing:
+                found = False
+                for card in NUMBERS if held in fits else (cards[held],):
+                    after = with_card(summary, held, card)
+                    if all(holds(check, after) for check in checks.get(held + 1, ())) and completes(held + 1, after):
+                        found = True
+                        if held in fits:
+                            fits[held].add(card)
+                passing[held, summary] = found
+            return passing[held, summary]
+
+        completes(0, EMPTY_HAND)
+        return [tuple(sorted(fits[place])) for place in hidden]
 
     def _layers(self) -> list[dict[State, Choices]]:
         """Per counted draw, each reachable state's choices with running totals, as `sample` reads
         them (a state is taken after the previous counted draw: decks shuffled since are entered
         on the way to the next one)."""
-        layers: list[dict[State, Choices]] = []
+        layers: list[dict[State, list[tuple[int, int, State]]]] = []
         states: set[State] = {START}
         deck = -1
         for step in self.counted:
             entering = range(deck + 1, step.deck + 1)
             deck = step.deck
-            layer: dict[State, Choices] = {}
+            layer: dict[State, list[tuple[int, int, State]]] = {}
             reached: set[State] = set()
             overflowing = False
             for state in states:
                 weight, inside = self._enter(state, entering)
-                layer[state] = [(weight * moved[0], card, moved[1]) for card in step.numbers
-                                if (moved := self._take(inside, step, card)) is not None]
-                reached.update(after for _, _, after in layer[state])
+                layer[state] = choices = self._choices(inside, step, weight)
+                reached.update(after for _, _, after in choices)
                 if len(reached) > self.most_states and not overflowing:
                     overflowing = True
                     self._too_many(deck)
@@ -586,20 +634,28 @@ class HiddenCards:
             states = reached
         rest = range(deck + 1, len(self.drawn))
         totals = {state: self._enter(state, rest)[0] for state in states}
+        counted: list[dict[State, Choices]] = []
         for layer in reversed(layers):
             earlier: dict[State, int] = {}
+            cumulative: dict[State, Choices] = {}
             for state, choices in layer.items():
                 running = 0
-                cumulative: Choices = []
+                runnings: list[int] = []  # of the choices some completion follows: no other is drawn
+                cards: list[int] = []
+                afters: list[State] = []
                 for weight, card, after in choices:
-                    running += weight * totals.get(after, 0)
-                    cumulative.append((running, card, after))
-                layer[state] = cumulative
+                    if weight * totals.get(after, 0):
+                        running += weight * totals[after]
+                        runnings.append(running)
+                        cards.append(card)
+                        afters.append(after)
+                cumulative[state] = runnings, cards, afters
                 earlier[state] = running
+            counted.append(cumulative)
             totals = earlier
         if not totals.get(START, 0):
             raise SamplingError("no deal gives the seat's transcript: its hidden cards fit no hand they were in")
-        return layers
+        return counted[::-1]
 
     def _too_many(self, deck: int) -> None:
         """Raise _TooManyStates naming a hand to count less, as the count of `deck` grew too
@@ -613,36 +669,66 @@ class HiddenCards:
                 largest = max(whole or hands, key=lambda hand: (len(self.hands[hand].hidden), hand))
                 raise _TooManyStates({largest} if whole else set(), set() if whole else {largest})
 
-    def _enter(self, state: State, decks: range) -> tuple[int, State]:
-        """The state once `decks` are shuffled in turn, and the weight of their seen places."""
-        current, anon, later, hands = state
-        weight = 1
-        for deck in decks:
-            touched = {number: (digits, others) for number, digits, others in later}
-            current, anon = touched.pop(deck, self.entry[deck])
-            later = tuple((number, *counts) for number, counts in sorted(touched.items()))
-            for card in self.once[deck]:
-                weight *= copies(current, card) + 1
-            for card in self.tracked[deck] - self.relevant[deck]:
-                anon += copies(current, card)
-                current -= copies(current, card) * PLACE[card]
-        return weight, (current, anon, later, hands)
+    def _rest_number(self, rest: Rest) -> int:
+        """`rest`'s number in `self.rests`, given when first met."""
+        number = self.rest_numbers.get(rest)
+        if number is None:
+            number = self.rest_numbers[rest] = len(self.rests)
+            self.rests.append(rest)
+        return number
 
-    def _take(self, state: State, step: CountedDraw, card: int) -> tuple[int, State] | None:
-        """`step` drawing `card` (or ANON) from `state`: the weight (free copies of it) and the
-        state after, or None when no copy is free, a later shuffle finding it held has none, or
-        a check fails."""
-        current, anon, later, hands = state
-        if card == ANON:
-            free = anon
-            anon -= 1
-        else:
-            free = current // PLACE[card] % 3
-            current -= PLACE[card]
-        if not free:
-            return None
+    def _enter(self, state: State, decks: range) -> tuple[int, State]:
+        """The state once `decks` are shuffled in turn, and the weight of their seen places (which
+        depend on the Rest only: the first deck entered replaces the current one)."""
+        if not decks:
+            return 1, state
+        key = (state[2], decks.start, decks.stop)
+        if key not in self.entered:
+            later, hands = self.rests[state[2]]
+            weight = 1
+            for deck in decks:
+                touched = {number: (digits, others) for number, digits, others in later}
+                current, anon = touched.pop(deck, self.entry[deck])
+                later = tuple((number, *counts) for number, counts in sorted(touched.items()))
+                for card in self.once[deck]:
+                    weight *= copies(current, card) + 1
+                for card in self.tracked[deck] - self.relevant[deck]:
+                    anon += copies(current, card)
+                    current -= copies(current, card) * PLACE[card]
+            self.entered[key] = weight, (current, anon, self._rest_number((later, hands)))
+        return self.entered[key]
+
+    def _choices(self, state: State, step: CountedDraw, weight: int) -> list[tuple[int, int, State]]:
+        """`step`'s choices from `state`, each number (or ANON) it may draw with its weight (the
+        free copies of it, times `weight`) and the state after; none where no copy is free, a
+        later shuffle finding it held has none, or a check fails."""
+        current, anon, rest = state
+        cleared = current  # the copies left once the numbers no later draw of this deck reads are let go
         for done in step.done_with:
-            current -= current // PLACE[done] % 3 * PLACE[done]
+            cleared -= cleared // PLACE[done] % 3 * PLACE[done]
+        moves = step.held_at or step.hand is not None
+        choices: list[tuple[int, int, State]] = []
+        for card in step.numbers:
+            if card == ANON:
+                free, after = anon, cleared
+            else:
+                free = current // PLACE[card] % 3
+                after = cleared if card in step.done_with else cleared - PLACE[card]
+            if not free:
+                continue
+            moved: int | None = rest
+            if moves:
+                moved = step.moved.get((rest, card), UNSEEN)  # type: ignore[assignment]
+                if moved is UNSEEN:
+                    moved = step.moved[rest, card] = self._move(rest, step, card)
+            if moved is not None:
+                choices.append((weight * free, card, (after, anon - (card == ANON), moved)))
+        return choices
+
+    def _move(self, rest: int, step: CountedDraw, card: int) -> int | None:
+        """The number of the Rest once `step` draws `card`, or None when a later shuffle finding
+        it held has no copy of it free, or a check fails."""
+        later, hands = self.rests[rest]
         if step.held_at:
             touched = {number: [digits, others] for number, digits, others in later}
             for deck in step.held_at:
@@ -661,17 +747,21 @@ class HiddenCards:
             if read is None:
                 return None
             hands = read
-        return free, (current, anon, later, hands)
+        return self._rest_number((later, hands))
 
     @staticmethod
     def _read_hand(part: HandStep, hands: dict[int, HandSummary], card: int
                    ) -> tuple[tuple[int, HandSummary], ...] | None:
         """The open hands once `card` and the seen cards after it join hand `part.hand`, or None
         when a check that can now be tested fails."""
-        if part.first:
-            summary = read_cards(EMPTY_HAND, 0, part.seen_before + [card] + part.seen_after, part.checks)
-        else:
-            summary = read_cards(hands.pop(part.hand), part.place, [card] + part.seen_after, part.checks)
+        before = None if part.first else hands.pop(part.hand)
+        if (before, card) not in part.read:
+            if before is None:
+                summary = read_cards(EMPTY_HAND, 0, part.seen_before + [card] + part.seen_after, part.checks)
+            else:
+                summary = read_cards(before, part.place, [card] + part.seen_after, part.checks)
+            part.read[before, card] = summary
+        summary = part.read[before, card]
         if summary is None:
             return None
         if not part.last:
@@ -684,18 +774,21 @@ class HiddenCards:
         layers, `_walk`), and the loose ones uniformly from the cards left in their deck (`_fill`),
         drawn until the hands left out of the count pass their checks (rejection keeps it exact: the
         draw is exact for every check but theirs, so keeping those that pass conditions on them).
-        A redraw fills only the decks those hands read (`_decks_read_by`); the others are filled
-        once it passes, from the same conditionals, since no deck read depends on them."""
+        A redraw copies and fills only the decks those hands read (`_decks_read_by`); the others
+        are once it passes, from the same conditionals, since no deck read depends on them."""
         while True:
             tested = [self.hands[hand] for hand in self.loosened | self.dropped]
             read = self._decks_read_by(tested)
             unread = [number for number in range(len(self.drawn)) if number not in read]
             for _ in range(MOST_REDRAWS):
-                decks = self._walk(rng)
+                cards = self._walk(rng)
+                decks: list[Sequence[int]] = list(self.seen_decks)
+                self._place(decks, cards, read)
                 self._fill(decks, read, rng)
                 if all(hand.passes(decks) for hand in tested):
+                    self._place(decks, cards, unread)
                     self._fill(decks, unread, rng)
-                    return decks
+                    return decks  # type: ignore[return-value]  # every deck is a list by now
             # so rare a pass: count more exactly (with no hand tested, the first draw passes)
             self._count(self.most_states * 4, self.most_joint_draws * 2)
 
@@ -711,33 +804,46 @@ class HiddenCards:
                     waiting.append(number)
         return sorted(read)
 
-    def _walk(self, rng: random.Random) -> list[list[int]]:
-        """Each deck's drawn cards with the seen and counted ones in place, the others LOOSE."""
-        decks = [list(deck) for deck in self.seen_decks]
+    def _walk(self, rng: random.Random) -> list[int]:
+        """The counted draws' cards, in the count's order (`self.places` says where each goes)."""
+        cards: list[int] = []
         state = START
-        for step, layer in zip(self.counted, self.layers):
-            choices = layer[state]
-            pick = rng.randrange(choices[-1][0])
-            _, card, state = choices[bisect_right([running for running, _, _ in choices], pick)]
-            decks[step.deck][step.draw[1]] = card
-        return decks
+        for layer in self.layers:
+            runnings, numbers, afters = layer[state]
+            chosen = bisect_right(runnings, rng.randrange(runnings[-1])) if len(runnings) > 1 else 0
+            cards.append(numbers[chosen])
+            state = afters[chosen]
+        return cards
 
-    def _fill(self, decks: list[list[int]], numbers: Sequence[int], rng: random.Random) -> None:
+    def _place(self, decks: list[Sequence[int]], cards: list[int], numbers: Sequence[int]) -> None:
+        """Make the decks `numbers` lists of their drawn cards, the seen and the counted (`cards`,
+        from `_walk`) in place and the others LOOSE."""
+        wanted = set(numbers)
+        for number in numbers:
+            decks[number] = list(self.seen_decks[number])
+        for (number, index), card in zip(self.places, cards):
+            if number in wanted:
+                decks[number][index] = card  # type: ignore[index]
+
+    def _fill(self, decks: list[Sequence[int]], numbers: Sequence[int], rng: random.Random) -> None:
         """Fill the ANON and loose places of the decks `numbers`, in order, uniformly from the cards
         left in each (every deck an earlier one found held at its shuffle already filled)."""
         for number in numbers:
-            deck = decks[number]
-            left = Counter(FULL_DECK)
-            left.subtract(decks[held_number][index] for held_number, index in self.held_at_reshuffle[number])
-            left.subtract(card for card in deck if card > ANON)
-            anonymous = [card for card in left.elements() if card not in self.relevant[number]]
-            rng.shuffle(anonymous)
-            for place, card in zip([place for place, card in enumerate(deck) if card == ANON], anonymous):
-                deck[place] = card
-                left[card] -= 1
-            loose = list(left.elements())
-            rng.shuffle(loose)
-            fill = iter(loose)
+            deck: list[int] = decks[number]  # type: ignore[assignment]  # `_place` made it a list
+            left = list(COPIES)  # copies left of each number, by number
+            for held_number, index in self.held_at_reshuffle[number]:
+                left[decks[held_number][index]] -= 1
+            for card in deck:
+                if card > ANON:
+                    left[card] -= 1
+            anonymous_places = [place for place, card in enumerate(deck) if card == ANON]
+            if anonymous_places:
+                anonymous = [card for card in NUMBERS if card not in self.relevant[number] for _ in range(left[card])]
+                for place, card in zip(anonymous_places, rng.sample(anonymous, len(anonymous_places))):
+                    deck[place] = card
+                    left[card] -= 1
+            loose = [card for card in NUMBERS for _ in range(left[card])]
+            fill = iter(rng.sample(loose, deck.count(LOOSE)))  # an ordered draw: as uniform as a shuffle's top
             deck[:] = [next(fill) if card == LOOSE else card for card in deck]
 
 
