@@ -95,14 +95,20 @@ def start_cluster(folder: Path, workers: int = 2, worker_options: tuple[str, ...
         while not scheduler_file.exists() and time.monotonic() < deadline:
             time.sleep(0.05)  # written once the scheduler listens
         assert scheduler_file.exists(), (folder / "scheduler.log").read_text()
-        if workers and wait:
-            from distributed import Client
-            with Client(cluster.address, timeout=START_SECONDS) as client:
-                client.wait_for_workers(workers, timeout=START_SECONDS)
+        if wait:
+            wait_for_workers(cluster)
     except BaseException:
         cluster.stop()
         raise
     return cluster
+
+
+def wait_for_workers(cluster: Cluster) -> None:
+    """Wait until every worker started for `cluster` has joined it."""
+    if cluster.workers:
+        from distributed import Client
+        with Client(cluster.address, timeout=START_SECONDS) as client:
+            client.wait_for_workers(len(cluster.workers), timeout=START_SECONDS)
 
 
 def add_worker(cluster: Cluster, folder: Path, worker_options: tuple[str, ...] = ()) -> None:
@@ -130,10 +136,16 @@ def own_cluster(folder: Path, workers: int = 2, worker_options: tuple[str, ...] 
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    cluster = start_cluster(tmp_path_factory.mktemp("cluster"))
-    yield cluster
-    cluster.stop()
+def cluster(tmp_path_factory, request):
+    """The module's cluster; its workers start while the local run (which every test file run needs)
+    plays, and have all joined before any test uses them."""
+    cluster = start_cluster(tmp_path_factory.mktemp("cluster"), wait=False)
+    try:
+        request.getfixturevalue("local_run")
+        wait_for_workers(cluster)
+        yield cluster
+    finally:
+        cluster.stop()
 
 
 def bot_folders(folder: Path, names: tuple[str, ...] = ("a", "b", "c"), script: str | None = None) -> list[str]:
