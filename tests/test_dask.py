@@ -269,12 +269,12 @@ def test_a_scheduler_that_will_not_let_go_of_a_runs_games_is_a_warning(cluster, 
         "until it restarts): could not clear them: PermissionError: pickled functions are turned off here"]
 
 
-def run_until(out: Path, bots: list[str], address: str, games: int = 1, also: Callable[[], object] = lambda: True,
-              deals: int = DEALS) -> tuple[subprocess.Popen, int]:
+def run_until(out: Path, bots: list[str], address: str, games: int = 1,
+              also: Callable[[], object] = lambda: True) -> tuple[subprocess.Popen, int]:
     """`run` on the cluster at `address`, started in the background and left running once `games`
     games are stored in `out` and `also()` holds (or it ended, or a minute passed): the process and
     the games stored. Waiting for what was seen, not for a long run, keeps a test's run short."""
-    runner = subprocess.Popen([sys.executable, "-m", "cardarena.cli", *run_args(out, bots, deals, "--scheduler", address)],
+    runner = subprocess.Popen([sys.executable, "-m", "cardarena.cli", *run_args(out, bots, DEALS, "--scheduler", address)],
                               cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline, recorded = time.monotonic() + 60, 0
     while not (recorded >= games and also()) and time.monotonic() < deadline and runner.poll() is None:
@@ -305,14 +305,15 @@ def test_a_worker_killed_mid_run_costs_nothing(local_run, tmp_path):
     bots, local = local_run
     out = tmp_path / "dask.sqlite"
     with own_cluster(tmp_path / "cluster") as own:  # workers with their nannies, as DASK.md starts them
-        runner, recorded = run_until(out, bots, own.address, 2, also=lambda: bots_on_workers(own.caches[1:]))
+        # a third of the games in (fewer left for the one worker that remains), the doomed worker mid-portion
+        runner, recorded = run_until(out, bots, own.address, GAMES // 3, also=lambda: bots_on_workers(own.caches[1:]))
         playing = bots_on_workers(own.caches[1:])  # the worker is in mid-portion: its bots are running
         worker = children(own.workers[1].pid)  # the nanny's worker process (and its resource tracker)
         own.kill_worker(1)
         left = [path for pid in worker for path in Path(tempfile.gettempdir()).glob(f"cardarena-logs-{pid}-*")]
         _, errors = runner.communicate(timeout=120)
     assert runner.returncode == 0 and "Traceback" not in errors and " - ERROR - " not in errors, errors
-    assert playing and 2 <= recorded < GAMES, "the worker was not killed mid-run"
+    assert playing and GAMES // 3 <= recorded < GAMES, "the worker was not killed mid-run"
     assert stored_games(out) == stored_games(local)
     # the dead worker's portion logs, when it was in mid-portion, went with the next portion played here
     assert not any(path.exists() for path in left)
@@ -395,8 +396,8 @@ def test_a_worker_without_bubblewrap_that_joins_mid_run_is_named_when_the_run_en
     bots, _ = local_run
     out = tmp_path / "dask.sqlite"
     with own_cluster(tmp_path / "cluster", workers=1, worker_options=NO_NANNY, wait=False) as growing:
-        # past the preflight (a game is stored), with games enough left for the late worker to play some
-        runner, _ = run_until(out, bots, growing.address, deals=2)
+        # past the preflight (a game is stored), with five portions left for the late worker to play some of
+        runner, _ = run_until(out, bots, growing.address)
         add_worker(growing, tmp_path / "cluster", ("--preload", str(stand_in), *NO_NANNY))
         _, errors = runner.communicate(timeout=300)
     assert runner.returncode == 0, errors
