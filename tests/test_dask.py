@@ -18,7 +18,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import pytest
 
@@ -34,7 +34,9 @@ pytestmark = pytest.mark.dask
 RANDOM_BOT = ROOT / "sample_bots" / "random" / "bot.py"
 START_SECONDS = 30
 WORKER_ENVIRONMENT = {"DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False"}  # as DASK.md's worker command sets it
-DEALS, GAMES = 4, 72  # per table; in all (3 Casino tables of 8 games, 3 Knock Rummy tables of 16)
+DEALS, GAMES = 1, 18  # per table; in all (3 Casino tables of 2 games, 3 Knock Rummy tables of 4): six portions
+#: a worker of a test's own cluster, when the test is not about the nanny: one process to start, not two
+NO_NANNY = ("--no-nanny",)
 
 
 @dataclass
@@ -64,35 +66,49 @@ def _environment() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(":")}
 
 
-def start_cluster(folder: Path, workers: int = 2, worker_options: tuple[str, ...] = ()) -> Cluster:
+def free_port() -> int:
+    """A TCP port of 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def start_cluster(folder: Path, workers: int = 2, worker_options: tuple[str, ...] = (), wait: bool = True) -> Cluster:
     """A scheduler on a free port of 127.0.0.1 (its HTTP server too, so clusters started at once do
-    not contend for port 8787) and `workers` one-thread workers, started as runner/tournament/DASK.md says; waits
-    until every worker has joined. What was started is stopped again if the cluster cannot start."""
+    not contend for port 8787) and `workers` one-thread workers, started as runner/tournament/DASK.md says
+    at the same time as the scheduler (they keep trying to reach it while it starts); waits until
+    the scheduler listens and, when `wait`, until every worker has joined (a `run` waits for a first
+    worker itself). What was started is stopped again if the cluster cannot start."""
     folder.mkdir(parents=True, exist_ok=True)
     scheduler_file = folder / "scheduler.json"
+    address = f"tcp://127.0.0.1:{free_port()}"
     with open(folder / "scheduler.log", "w") as log:
-        scheduler = subprocess.Popen([sys.executable, "-m", "dask", "scheduler", "--host", "127.0.0.1", "--port", "0",
-                                      "--no-dashboard", "--dashboard-address", "127.0.0.1:0",
-                                      "--scheduler-file", str(scheduler_file)],
+        scheduler = subprocess.Popen([sys.executable, "-m", "dask", "scheduler", "--host", "127.0.0.1",
+                                      "--port", address.rsplit(":", 1)[1], "--no-dashboard",
+                                      "--dashboard-address", "127.0.0.1:0", "--scheduler-file", str(scheduler_file)],
                                      env=_environment(), start_new_session=True, stdout=subprocess.DEVNULL, stderr=log)
-    cluster = Cluster("", scheduler, [], [])
+    cluster = Cluster(address, scheduler, [], [])
     try:
-        deadline = time.monotonic() + START_SECONDS
-        while not scheduler_file.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert scheduler_file.exists(), (folder / "scheduler.log").read_text()
-        time.sleep(0.1)  # the file is written whole, but give its writer a moment to close it
-        cluster.address = json.loads(scheduler_file.read_text())["address"]
         for _ in range(workers):
             add_worker(cluster, folder, worker_options)
-        if workers:
-            from distributed import Client
-            with Client(cluster.address, timeout=START_SECONDS) as client:
-                client.wait_for_workers(workers, timeout=START_SECONDS)
+        deadline = time.monotonic() + START_SECONDS
+        while not scheduler_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)  # written once the scheduler listens
+        assert scheduler_file.exists(), (folder / "scheduler.log").read_text()
+        if wait:
+            wait_for_workers(cluster)
     except BaseException:
         cluster.stop()
         raise
     return cluster
+
+
+def wait_for_workers(cluster: Cluster) -> None:
+    """Wait until every worker started for `cluster` has joined it."""
+    if cluster.workers:
+        from distributed import Client
+        with Client(cluster.address, timeout=START_SECONDS) as client:
+            client.wait_for_workers(len(cluster.workers), timeout=START_SECONDS)
 
 
 def add_worker(cluster: Cluster, folder: Path, worker_options: tuple[str, ...] = ()) -> None:
@@ -109,9 +125,10 @@ def add_worker(cluster: Cluster, folder: Path, worker_options: tuple[str, ...] =
 
 
 @contextlib.contextmanager
-def own_cluster(folder: Path, workers: int = 2, worker_options: tuple[str, ...] = ()) -> Iterator[Cluster]:
+def own_cluster(folder: Path, workers: int = 2, worker_options: tuple[str, ...] = (), wait: bool = True
+                ) -> Iterator[Cluster]:
     """A cluster of the test's own (one it may break, or start differently), stopped at the end."""
-    cluster = start_cluster(folder, workers, worker_options)
+    cluster = start_cluster(folder, workers, worker_options, wait)
     try:
         yield cluster
     finally:
@@ -119,10 +136,16 @@ def own_cluster(folder: Path, workers: int = 2, worker_options: tuple[str, ...] 
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    cluster = start_cluster(tmp_path_factory.mktemp("cluster"))
-    yield cluster
-    cluster.stop()
+def cluster(tmp_path_factory, request):
+    """The module's cluster; its workers start while the local run (which every test file run needs)
+    plays, and have all joined before any test uses them."""
+    cluster = start_cluster(tmp_path_factory.mktemp("cluster"), wait=False)
+    try:
+        request.getfixturevalue("local_run")
+        wait_for_workers(cluster)
+        yield cluster
+    finally:
+        cluster.stop()
 
 
 def bot_folders(folder: Path, names: tuple[str, ...] = ("a", "b", "c"), script: str | None = None) -> list[str]:
@@ -137,13 +160,20 @@ def bot_folders(folder: Path, names: tuple[str, ...] = ("a", "b", "c"), script: 
     return folders
 
 
-def run_args(out: Path, bots: list[str], deals: int, *extra: str) -> list[str]:
-    """A small tournament at Casino and Knock Rummy, dealt from a fixed seed so two files compare."""
-    args = ["run", "--game", "casino", "--game", "knock-rummy", "--deals", str(deals), "--seed", "42",
+def run_args(out: Path, bots: list[str], deals: int, *extra: str, games: tuple[str, ...] = ("casino", "knock-rummy")
+             ) -> list[str]:
+    """A small tournament at Casino and Knock Rummy (or `games`), dealt from a fixed seed so two files
+    compare."""
+    args = ["run", *(f"--game={game}" for game in games), "--deals", str(deals), "--seed", "42",
             "--deal-seed", "5", "--timeout", "10", "--bootstrap", "20", "--out", str(out)]
     for bot in bots:
         args += ["--bot", bot]
     return args + list(extra)
+
+
+def casino_games(path: Path) -> list[tuple]:
+    """The stored Casino games of a results file: a run of Casino alone plays the same ones."""
+    return [game for game in stored_games(path) if game[0].startswith("casino/")]
 
 
 @pytest.fixture(scope="module")
@@ -239,13 +269,15 @@ def test_a_scheduler_that_will_not_let_go_of_a_runs_games_is_a_warning(cluster, 
         "until it restarts): could not clear them: PermissionError: pickled functions are turned off here"]
 
 
-def run_until(out: Path, bots: list[str], address: str, games: int, deals: int = DEALS) -> tuple[subprocess.Popen, int]:
+def run_until(out: Path, bots: list[str], address: str, games: int = 1,
+              also: Callable[[], object] = lambda: True) -> tuple[subprocess.Popen, int]:
     """`run` on the cluster at `address`, started in the background and left running once `games`
-    games are stored in `out` (or it ended, or a minute passed): the process and the games stored."""
-    runner = subprocess.Popen([sys.executable, "-m", "cardarena.cli", *run_args(out, bots, deals, "--scheduler", address)],
+    games are stored in `out` and `also()` holds (or it ended, or a minute passed): the process and
+    the games stored. Waiting for what was seen, not for a long run, keeps a test's run short."""
+    runner = subprocess.Popen([sys.executable, "-m", "cardarena.cli", *run_args(out, bots, DEALS, "--scheduler", address)],
                               cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline, recorded = time.monotonic() + 60, 0
-    while recorded < games and time.monotonic() < deadline and runner.poll() is None:
+    while not (recorded >= games and also()) and time.monotonic() < deadline and runner.poll() is None:
         time.sleep(0.05)
         if not out.exists():
             continue
@@ -272,24 +304,27 @@ def children(parent: int) -> list[int]:
 def test_a_worker_killed_mid_run_costs_nothing(local_run, tmp_path):
     bots, local = local_run
     out = tmp_path / "dask.sqlite"
-    with own_cluster(tmp_path / "cluster") as own:
-        runner, recorded = run_until(out, bots, own.address, 12)
+    with own_cluster(tmp_path / "cluster") as own:  # workers with their nannies, as DASK.md starts them
+        # a third of the games in (fewer left for the one worker that remains), the doomed worker mid-portion
+        runner, recorded = run_until(out, bots, own.address, GAMES // 3, also=lambda: bots_on_workers(own.caches[1:]))
+        playing = bots_on_workers(own.caches[1:])  # the worker is in mid-portion: its bots are running
         worker = children(own.workers[1].pid)  # the nanny's worker process (and its resource tracker)
         own.kill_worker(1)
         left = [path for pid in worker for path in Path(tempfile.gettempdir()).glob(f"cardarena-logs-{pid}-*")]
         _, errors = runner.communicate(timeout=120)
     assert runner.returncode == 0 and "Traceback" not in errors and " - ERROR - " not in errors, errors
-    assert 12 <= recorded < GAMES, "the worker was not killed mid-run"
+    assert playing and GAMES // 3 <= recorded < GAMES, "the worker was not killed mid-run"
     assert stored_games(out) == stored_games(local)
     # the dead worker's portion logs, when it was in mid-portion, went with the next portion played here
     assert not any(path.exists() for path in left)
 
 
-def test_a_scheduler_lost_mid_run_is_one_line_keeping_the_games_and_resume_finishes_elsewhere(local_run, tmp_path):
+def test_a_scheduler_lost_mid_run_is_one_line_keeping_the_games_and_resume_finishes_elsewhere(cluster, local_run,
+                                                                                              tmp_path):
     bots, local = local_run
     out = tmp_path / "dask.sqlite"
-    with own_cluster(tmp_path / "doomed") as doomed:
-        runner, _ = run_until(out, bots, doomed.address, 12)
+    with own_cluster(tmp_path / "doomed", worker_options=NO_NANNY) as doomed:
+        runner, _ = run_until(out, bots, doomed.address)
         os.killpg(doomed.scheduler.pid, signal.SIGKILL)
         _, errors = runner.communicate(timeout=120)
     saved = len(stored_games(out))
@@ -298,9 +333,8 @@ def test_a_scheduler_lost_mid_run_is_one_line_keeping_the_games_and_resume_finis
     assert re.fullmatch(rf"Error: portion \S+: the Dask scheduler at {re.escape(doomed.address)} (dropped it \(\w+\)|"
                         rf"went away \([^)]*\)); is the scheduler still running\? \({saved} of {GAMES} games saved in "
                         rf"{re.escape(str(out))}; --resume finishes the run\)", last), last
-    assert 12 <= saved < GAMES
-    with own_cluster(tmp_path / "spare") as spare:
-        result = cardarena(*run_args(out, bots, DEALS, "--scheduler", spare.address, "--resume"))
+    assert 1 <= saved < GAMES
+    result = cardarena(*run_args(out, bots, DEALS, "--scheduler", cluster.address, "--resume"))  # elsewhere
     assert result.returncode == 0, result.stderr
     assert stored_games(out) == stored_games(local)
 
@@ -313,7 +347,7 @@ def test_a_cluster_that_every_worker_left_is_an_error_not_a_wait_for_ever(tmp_pa
     bots = {name: BotSpec.parse(f"{name}={sys.executable} {RANDOM_BOT}") for name in ("a", "b")}
     plans = schedule({name: ("casino",) for name in bots}, [GameSettings("casino", players=2, deals=30)], seed=1,
                      deal_key="deserted-test")
-    with own_cluster(tmp_path / "deserted") as deserted:
+    with own_cluster(tmp_path / "deserted", worker_options=NO_NANNY) as deserted:
         executor = dask_executor.DaskExecutor(deserted.address)
         try:
             stream = executor.run(plans, bots, Limits(decision_timeout=5.0))
@@ -339,7 +373,8 @@ def test_workers_that_cannot_run_bubblewrap_are_named_before_the_run(tmp_path):
     stand_in.write_text("from cardarena.referee import sandbox\n"
                         "sandbox.bwrap_problem = lambda: 'bubblewrap is not installed (a stand-in)'\n")
     bots = bot_folders(tmp_path / "bots", ("a", "b"))
-    with own_cluster(tmp_path / "cluster", workers=1, worker_options=("--preload", str(stand_in))) as lacking:
+    options = ("--preload", str(stand_in), *NO_NANNY)
+    with own_cluster(tmp_path / "cluster", workers=1, worker_options=options) as lacking:
         [worker] = worker_addresses(lacking.address)
         args = ["run", "--game", "casino", "--deals", "1", "--deal-seed", "5", "--bootstrap", "0",
                 "--bot", bots[0], "--bot", bots[1], "--scheduler", lacking.address]
@@ -360,9 +395,10 @@ def test_a_worker_without_bubblewrap_that_joins_mid_run_is_named_when_the_run_en
                         "sandbox.bwrap_problem = lambda: 'bubblewrap is not installed (a stand-in)'\n")
     bots, _ = local_run
     out = tmp_path / "dask.sqlite"
-    with own_cluster(tmp_path / "cluster", workers=1) as growing:
-        runner, _ = run_until(out, bots, growing.address, 4, deals=12)
-        add_worker(growing, tmp_path / "cluster", ("--preload", str(stand_in)))
+    with own_cluster(tmp_path / "cluster", workers=1, worker_options=NO_NANNY, wait=False) as growing:
+        # past the preflight (a game is stored), with five portions left for the late worker to play some of
+        runner, _ = run_until(out, bots, growing.address)
+        add_worker(growing, tmp_path / "cluster", ("--preload", str(stand_in), *NO_NANNY))
         _, errors = runner.communicate(timeout=300)
     assert runner.returncode == 0, errors
     late = re.findall(r"^warning: Dask worker (\S+): bubblewrap is not installed \(a stand-in\); its bots ran without a "
@@ -373,7 +409,7 @@ def test_a_worker_without_bubblewrap_that_joins_mid_run_is_named_when_the_run_en
 
 def spy_reports(spy: Path, opponent: str, address: str, out: Path, *options: str) -> list[dict]:
     """What the spy bot reported of each of its starts in a small run against `opponent` on the cluster."""
-    result = cardarena("run", "--game", "casino", "--deals", "2", "--deal-seed", "5", "--bootstrap", "0",
+    result = cardarena("run", "--game", "casino", "--deals", "1", "--deal-seed", "5", "--bootstrap", "0",
                        "--out", str(out), "--bot", str(spy), "--bot", opponent, "--scheduler", address, *options)
     assert result.returncode == 0, result.stderr
     log = (out.with_suffix(".logs") / "spy.stderr.log").read_text()
@@ -387,7 +423,7 @@ def test_a_run_without_pinning_after_a_pinned_one_has_its_bots_on_every_core(tmp
     monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))  # core claims of its own: other tests' workers hold this machine's
     spy = spy_folder(tmp_path)
     opponent = bot_folders(tmp_path)[0]
-    with own_cluster(tmp_path / "cluster", workers=1) as single:
+    with own_cluster(tmp_path / "cluster", workers=1, worker_options=NO_NANNY, wait=False) as single:
         pinned = spy_reports(spy, opponent, single.address, tmp_path / "pinned.sqlite")
         unpinned = spy_reports(spy, opponent, single.address, tmp_path / "unpinned.sqlite", "--no-pin-cores")
     every = sorted(os.sched_getaffinity(0))
@@ -426,13 +462,13 @@ def test_a_league_files_scheduler_plays_there_as_the_option_does(cluster, local_
     bots, local = local_run
     league = tmp_path / "league.toml"
     league.write_text(f"name = 'on-dask'\nseed = 42\ndeal_seed = 5\nbots = {json.dumps(bots)}\n"
-                      f"games = ['casino', 'knock-rummy']\ndeals = {DEALS}\nscheduler = '{cluster.address}'\n"
+                      f"games = ['casino']\ndeals = {DEALS}\nscheduler = '{cluster.address}'\n"
                       "[limits]\ndecision_timeout = 10.0\n")
     out = tmp_path / "league.sqlite"
     result = cardarena("run", str(league), "--bootstrap", "20", "--out", str(out))
     assert result.returncode == 0, result.stderr
     assert f"playing on the Dask cluster at {cluster.address} (2 worker threads)\n" in result.stderr
-    assert stored_games(out) == stored_games(local)
+    assert stored_games(out) == casino_games(local) and casino_games(local)
 
 
 def test_executor_dask_without_an_address_starts_a_local_cluster(local_run, tmp_path):
@@ -444,12 +480,12 @@ def test_executor_dask_without_an_address_starts_a_local_cluster(local_run, tmp_
             dashboard.listen()
         except OSError:
             pass  # taken already
-        result = cardarena(*run_args(out, bots, DEALS, "--executor", "dask", "--jobs", "2"))
+        result = cardarena(*run_args(out, bots, DEALS, "--executor", "dask", "--jobs", "2", games=("casino",)))
     assert result.returncode == 0, result.stderr
     assert "warn" not in result.stderr.lower(), result.stderr
     assert re.search(r"^playing on a local Dask cluster at tcp://127\.0\.0\.1:\d+ \(2 worker threads\)$", result.stderr,
                      re.MULTILINE), result.stderr
-    assert stored_games(out) == stored_games(local)
+    assert stored_games(out) == casino_games(local) and casino_games(local)
 
 
 def test_an_unreachable_scheduler_is_one_line_before_any_results_file(tmp_path):
@@ -476,7 +512,7 @@ def test_a_bot_that_kills_its_referee_on_a_worker_costs_a_replay_not_the_worker(
     monkeypatch.setenv("PYTHONPATH", str(ROOT / "tests" / "unisolated"))  # the cluster's processes take it
     killer = f"o={sys.executable} {ROOT / 'tests' / 'zoo' / 'kills_parent_once.py'} --marker {tmp_path / 'marker'}"
     out = tmp_path / "dask.sqlite"
-    with own_cluster(tmp_path / "cluster", workers=1) as unisolated:
+    with own_cluster(tmp_path / "cluster", workers=1, worker_options=NO_NANNY, wait=False) as unisolated:
         result = cardarena("run", "--game", "casino", "--deals", "2", "--deal-seed", "5", "--bootstrap", "0",
                            "--timeout", "2", "--out", str(out), "--bot", killer, "--bot", bot_folders(tmp_path)[0],
                            "--scheduler", unisolated.address, "--sandbox", "none")
@@ -517,7 +553,7 @@ def bots_on_workers(caches: list[Path]) -> list[str]:
 def test_ctrl_c_keeps_what_finished_stops_the_workers_bots_and_resume_finishes_as_locally(cluster, local_run, tmp_path):
     bots, local = local_run
     out = tmp_path / "dask.sqlite"
-    runner, _ = run_until(out, bots, cluster.address, 12)
+    runner, _ = run_until(out, bots, cluster.address)
     seen = time.monotonic() + 10
     while not bots_on_workers(cluster.caches) and time.monotonic() < seen:
         time.sleep(0.01)  # between two rotations a table has no bot for a moment
@@ -526,7 +562,7 @@ def test_ctrl_c_keeps_what_finished_stops_the_workers_bots_and_resume_finishes_a
     _, errors = runner.communicate(timeout=60)
     assert runner.returncode == 130, errors
     saved = len(stored_games(out))
-    assert f"interrupted: {saved} of {GAMES} games saved in {out}" in errors and 12 <= saved < GAMES
+    assert f"interrupted: {saved} of {GAMES} games saved in {out}" in errors and 1 <= saved < GAMES
     assert "Traceback" not in errors
 
     deadline = time.monotonic() + 30

@@ -219,7 +219,12 @@ class DaskExecutor(Executor):
 
     def _forget_events(self, topic: str) -> None:
         """Drop the run's batches of games from the scheduler, which keeps the last 1,000 events of
-        every topic for as long as it runs (tens of MB per run); a scheduler that refuses is a warning."""
+        every topic for as long as it runs (tens of MB per run); a scheduler that refuses is a warning.
+        Not asked once the connection to the scheduler is lost (the run fails on that): a dead scheduler
+        keeps nothing, and the call would first wait out the client's reconnection (CONNECT_SECONDS)
+        before the user hears why the run ended."""
+        if self.client.status != "running":
+            return
         def truncate(topic: str, dask_scheduler: Any = None) -> None:
             # Local, so that it travels by value: the scheduler's machine need not have cardarena.
             # Dask has no public call for this; its own cleanup of a departed client's topic is this one.
