@@ -118,8 +118,17 @@ def sweep_folders(prefix: str) -> None:
     folder; the next sweep after that process looks again)."""
     for stale in Path(tempfile.gettempdir()).glob(f"{prefix}*"):
         owner = stale.name.removeprefix(prefix).split("-")[0]
-        if owner.isdigit() and not Path(f"/proc/{owner}").exists():
+        if owner.isdigit() and not _runs(owner):
             shutil.rmtree(stale, ignore_errors=True)  # another user's, say: not ours to judge
+
+
+def _runs(pid: str) -> bool:
+    """Whether process `pid` still runs: a zombie (killed, its parent gone, not yet reaped by a
+    container's init that may never reap it) runs no more than a pid that is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
 
 
 def sweep_leftovers() -> None:

@@ -427,6 +427,7 @@ def play_portion(match: PlannedMatch, bots: Mapping[str, BotSpec], packs: Mappin
                 break
         batches.close()
         chunks = {path.name: path.read_bytes() for path in Path(logs).iterdir()}
+    sweep_folders(LOGS_PREFIX)  # again: a worker killed while this portion played left its logs meanwhile
     unsandboxed = worker_bwrap_problem() if limits.sandbox.mode == AUTO else None  # its hosts' bots ran without one
     return {"attempt": attempt, "items": items, "logs": chunks, "worker": worker.address, "unsandboxed": unsandboxed}
 
