@@ -50,7 +50,7 @@ def _is_tmpfs(folder: Path) -> bool:
         mounts = Path("/proc/self/mounts").read_text().splitlines()
     except OSError:
         return False
-    return any(line.split()[1:3] == [str(folder), "tmpfs"] for line in mounts if len(line.split()) > 2)
+    return any(line.split()[1:3] == [str(folder), "tmpfs"] for line in mounts)
 
 
 _memory_temp_folder()

@@ -77,7 +77,7 @@ def freezes_bots() -> bool:
 _cgroup_numbers = itertools.count()
 
 
-def _start_time(pid: int | str) -> str | None:
+def process_start_time(pid: int | str) -> str | None:
     """When process `pid` started (clock ticks since boot): with the pid, it names one process for
     the machine's uptime, unlike a pid, which is reused. None when there is no such process, or it
     has died and waits to be reaped (a zombie referee's bots are as good as orphaned)."""
@@ -100,7 +100,7 @@ def pid_namespace() -> str:
 def _cgroup_name() -> str:
     """A new bot cgroup's name: cardarena-<pid>-<start time>-<PID namespace>-<number>, which lets a
     later referee tell for sure that the referee which made it is gone."""
-    return f"cardarena-{os.getpid()}-{_start_time('self')}-{pid_namespace()}-{next(_cgroup_numbers)}"
+    return f"cardarena-{os.getpid()}-{process_start_time('self')}-{pid_namespace()}-{next(_cgroup_numbers)}"
 
 
 def _cgroup_owner(path: Path) -> str:
@@ -112,7 +112,7 @@ def _cgroup_owner(path: Path) -> str:
         pid, start, namespace, _ = parts
         if namespace != pid_namespace():
             return "live"  # a referee in another PID namespace that shares the hierarchy: its pids are not ours
-        return "live" if _start_time(pid) == start else "gone"
+        return "live" if process_start_time(pid) == start else "gone"
     return "unknown" if parts[0].isdigit() and not Path(f"/proc/{parts[0]}").exists() else "live"
 
 

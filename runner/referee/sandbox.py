@@ -48,7 +48,7 @@ import cardarena
 import cardarena.protocol
 from cardarena.config import BWRAP, NONE, SandboxSettings
 from cardarena.referee.bubblewrap import BOT_HOME, bwrap_command, bwrap_problem, etc_copy
-from cardarena.referee.cgroups import Cgroups, freezes_bots, release_dead_referees
+from cardarena.referee.cgroups import Cgroups, freezes_bots, process_start_time, release_dead_referees
 from cardarena.referee.system import MIB, NOBODY, SandboxError, namespace_probe, tool
 from cardarena.referee.views import (SDK_FARM_PREFIX, SDK_ROOT, SYSTEM_DIRS, check_readable_by_nobody, python_folders,
                                      sdk_copy, sdk_entries, sdk_farm, visible_folders)
@@ -118,17 +118,8 @@ def sweep_folders(prefix: str) -> None:
     folder; the next sweep after that process looks again)."""
     for stale in Path(tempfile.gettempdir()).glob(f"{prefix}*"):
         owner = stale.name.removeprefix(prefix).split("-")[0]
-        if owner.isdigit() and not _runs(owner):
+        if owner.isdigit() and process_start_time(owner) is None:  # gone, or a zombie: runs no more
             shutil.rmtree(stale, ignore_errors=True)  # another user's, say: not ours to judge
-
-
-def _runs(pid: str) -> bool:
-    """Whether process `pid` still runs: a zombie (killed, its parent gone, not yet reaped by a
-    container's init that may never reap it) runs no more than a pid that is gone."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
 
 
 def sweep_leftovers() -> None:
