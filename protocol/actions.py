@@ -7,9 +7,14 @@ game engines and the Python bot SDK, so all three agree on one reading of PROTOC
 from __future__ import annotations
 
 import random
-from typing import Any, Sequence
 
-Action = dict[str, Any]
+TYPE_CHECKING = False  # typing's own flag without importing typing: a bot's start pays for every import
+if TYPE_CHECKING:
+    from typing import Any, Sequence
+
+    Action = dict[str, Any]
+else:
+    Action = dict
 
 
 def is_range(value: Any) -> bool:

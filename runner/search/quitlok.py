@@ -20,7 +20,6 @@ from contextlib import contextmanager
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import product
 from typing import Any, Iterator, Sequence
 
 from cardarena.games.base import Action

@@ -5,7 +5,7 @@
 Checks REF out beside this tree (a temporary git worktree, its C bot built), then alternates the
 two trees round by round (the machine is shared and noisy, so both meet the same load), each
 round in a fresh process per tree that imports that tree's own code. Prints medians, and this
-tree's figure as a ratio to REF's, for: start to hello of the Python random bot and the C bot, and
+tree's figure as a ratio to REF's, for: start to hello of the Python random and heuristic bots and the C bot, and
 the referee's cost per decision in Knock Rummy games between two copies of each, under bubblewrap
 and under none. Older trees that install as `runner` are measured as they are.
 """
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -40,7 +41,7 @@ sys.path.insert(0, str(tree))
 from tests.bench import bench_sandbox as bench
 
 figures = {}
-for label, folder in (("python", "random"), ("c", "c")):
+for label, folder in (("python", "random"), ("heuristic", "heuristic"), ("c", "c")):
     spec = bench.load_manifest(tree / "sample_bots" / folder).spec
     for mode in ("bwrap", "none"):
         figures[f"{label} start {mode}"] = statistics.median(bench.start_seconds(spec, mode) for _ in range(starts))
@@ -66,6 +67,13 @@ def checkout(ref: str, folder: Path) -> Path:
     return tree
 
 
+def without_bytecode(tree: Path) -> None:
+    """`tree`'s sample bots without the bytecode earlier runs left beside them (git-ignored): a sandboxed
+    bot cannot write it, so a fresh clone's bots compile their modules at every start."""
+    for cache in (tree / "sample_bots").rglob("__pycache__"):
+        shutil.rmtree(cache)
+
+
 def measure(tree: Path, starts: int, games: int) -> dict[str, float]:
     done = subprocess.run([sys.executable, "-c", MEASURE, str(tree), str(starts), str(games)], cwd=tree,
                           capture_output=True, text=True, check=False)
@@ -82,6 +90,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="cardarena-bench-") as folder:
         os.chmod(folder, 0o755)  # the sandboxed bots (uid nobody, as root) must reach REF's bot folders
         base = checkout(ref, Path(folder))
+        for tree in (base, ROOT):
+            without_bytecode(tree)
         try:
             samples: dict[str, dict[str, list[float]]] = {"base": {}, "this": {}}
             for _ in range(rounds):
