@@ -50,6 +50,19 @@ def test_the_heuristic_bot_imports_a_games_strategy_when_its_game_starts(tmp_pat
     assert not {name for name in imported if name.startswith(("heuristic_bot.", "cardarena.search", "cardarena.games"))}
 
 
+@pytest.mark.parametrize("game", ["casino", "cuajo", "knock_rummy", "quitlok"])
+def test_a_heuristic_strategy_imports_no_engine(tmp_path, game):
+    """A game's strategy, imported when its game starts (on the clock of the first decision), needs
+    no engine: Cuajo's takes the hand evaluation of `cardarena.search.evaluate` alone."""
+    bot = tmp_path / "heuristic"
+    shutil.copytree(ROOT / "sample_bots" / "heuristic", bot, ignore=shutil.ignore_patterns("__pycache__"))
+    (bot / "start.py").write_text(f"import heuristic_bot.{game}\n")
+    imported = started_modules(tmp_path, "start.py", bot)
+    assert f"heuristic_bot.{game}" in imported
+    assert not {name for name in imported if name.startswith(("cardarena.games", "cardarena.search.knowledge"))}
+    assert not imported & set(HEAVY), sorted(imported & set(HEAVY))
+
+
 def test_the_sdk_imports_only_what_a_bot_needs(tmp_path):
     script = tmp_path / "bot.py"
     script.write_text("from cardarena.protocol.bot import RandomBot, run\nrun(RandomBot(1))\n")

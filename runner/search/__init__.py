@@ -11,7 +11,15 @@ from it (determinization), so a bot can simulate the game forward with the refer
 The meaning of "consistent" is in `knowledge.py`; each game's sampler is a module of this package.
 """
 
-from cardarena.search.knowledge import (DealSampler, Proposal, SamplingError, SeatKnowledge, Transcript,
-                                        first_consistent, replay)
-
 __all__ = ["DealSampler", "Proposal", "SamplingError", "SeatKnowledge", "Transcript", "first_consistent", "replay"]
+
+
+def __getattr__(name: str) -> object:
+    """`knowledge`'s names, imported on first use: a bot that needs only a module of this package
+    (the heuristic bot's Cuajo strategy, `evaluate`) does not import the samplers and the engines
+    at every start (some 28 ms)."""
+    if name in __all__:
+        from cardarena.search import knowledge
+
+        return getattr(knowledge, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from functools import lru_cache
 from itertools import combinations
-from typing import Any
 
-from cardarena.games.base import GameState
-from cardarena.games.cuajo import CuajoState
-from cardarena.search.bot import payoff
+TYPE_CHECKING = False  # typing's own flag: the heuristic bot imports this module, and a start pays for typing
+if TYPE_CHECKING:
+    from typing import Any
+
+    from cardarena.games.base import GameState
 
 RANKS = "A345JHK"
 SUITS = "oceb"
@@ -132,6 +133,9 @@ def closeness(counts: tuple[int, ...], unseen: list[int]) -> tuple[int, int, int
 def estimate(state: GameState, seat: int) -> float | None:
     """What `state` is worth to `seat`, in the unit of `payoff`, where the game has a quick
     estimate (Cuajo: the money so far plus the seat's hand closeness), else None: play it out."""
+    from cardarena.games.cuajo import CuajoState  # here, not at the top: see TYPE_CHECKING above
+    from cardarena.search.bot import payoff
+
     if state.is_over():
         return payoff(state.result(), seat)
     if not isinstance(state, CuajoState):
