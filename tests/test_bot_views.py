@@ -299,3 +299,19 @@ def test_a_bot_toml_cannot_learn_which_programs_the_organisers_path_holds(tmp_pa
     path = f"{tools}:{os.environ['PATH']}"
     present, absent = (start_fault([name], folder, monkeypatch, path) for name in ("organisers-tool", "no-such-tool"))
     assert present == absent == "cannot run 'PROGRAM': PROGRAM: no such program on PATH"
+
+
+@pytest.mark.parametrize("path, roots, inside", [
+    ("/usr/bin", ["/usr"], True),
+    ("/usr", ["/usr"], True),
+    ("/usrlocal/bin", ["/usr"], False),  # a prefix of the text, not a folder above it
+    ("/opt/bot", ["/"], True),
+    ("/home/a/bot", ["/home/b", "/home/a"], True),
+    ("/home/ab", ["/home/a"], False),
+    ("/", ["/usr"], False),
+])
+def test_inside_compares_whole_folder_names(path, roots, inside):
+    """What the sandbox shows a bot is decided by `_inside` at every start: compared as text for
+    speed, it must still say what pathlib's parents say."""
+    assert sandbox._inside(Path(path), [Path(root) for root in roots]) is inside
+    assert any(Path(path) == Path(root) or Path(root) in Path(path).parents for root in roots) is inside

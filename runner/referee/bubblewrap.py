@@ -57,10 +57,12 @@ class _Mounts:
         self.args += ["--ro-bind", os.devnull, path]
 
     def add(self, option: str, source: str | None, dest: str, *, perms: str | None = None, size: int | None = None) -> None:
-        for parent in reversed(Path(dest).parents):
-            if str(parent) not in self._made:
-                self.args += ["--perms", "0755", "--dir", str(parent)]
-                self._made.add(str(parent))
+        parts = dest.rstrip("/").split("/")
+        for depth in range(2, len(parts)):  # each ancestor of `dest` but /, outermost first
+            parent = "/".join(parts[:depth])
+            if parent not in self._made:
+                self.args += ["--perms", "0755", "--dir", parent]
+                self._made.add(parent)
         self._made.add(dest)
         self.args += (["--perms", perms] if perms else []) + (["--size", str(size)] if size else [])
         self.args += [option, *([source] if source is not None else []), dest]

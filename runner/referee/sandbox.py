@@ -437,18 +437,31 @@ def _check_executable(command: Sequence[str], cwd: str | None, path: str, shown:
 
 def _shown_roots(command: Sequence[str], cwd: str | None, folder: str | None) -> list[Path]:
     """The folders under bubblewrap a bot may run a program from: the system's, Python's and its own."""
-    system = [Path(top).resolve() for top in SYSTEM_DIRS if os.path.isdir(top)]
-    return [*system, *(Path(path) for path in (*python_folders(), *visible_folders(command, cwd, folder)))]
+    return [*_system_roots(), *(Path(path) for path in visible_folders(command, cwd, folder))]
+
+
+@functools.cache
+def _system_roots() -> tuple[Path, ...]:
+    """The system's folders and Python's, resolved (once per referee: every start asks)."""
+    return (*(Path(top).resolve() for top in SYSTEM_DIRS if os.path.isdir(top)), *map(Path, python_folders()))
 
 
 def _shown_path(path: str, shown: Sequence[Path]) -> str:
     """A PATH of only those of `path`'s folders that lie in `shown`."""
-    return os.pathsep.join(part for part in path.split(os.pathsep) if part and _inside(Path(part).resolve(), shown))
+    return os.pathsep.join(part for part in path.split(os.pathsep) if part and _inside(_resolved(part), shown))
+
+
+@functools.lru_cache(maxsize=256)
+def _resolved(folder: str) -> Path:
+    """`folder` resolved, remembered: the organiser's PATH is resolved at every start otherwise."""
+    return Path(folder).resolve()
 
 
 def _inside(path: Path, roots: Sequence[Path]) -> bool:
-    """True when `path` is one of `roots` or lies inside one."""
-    return any(path == root or root in path.parents for root in roots)
+    """True when `path` is one of `roots` or lies inside one (absolute, normalised paths compared as
+    text: pathlib's `parents` costs every start some 100 µs here)."""
+    text = str(path)
+    return any(text == str(root) or text.startswith(str(root).rstrip("/") + "/") for root in roots)
 
 
 def _tasks_of(uid: int) -> int:
