@@ -19,6 +19,7 @@ Run: python -m tests.bench.bench_league --against /work/wt/base --against-python
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import shutil
 import sqlite3
@@ -58,7 +59,8 @@ def wave2_league(where: Path, checkout: Path, deals: int) -> Path:
 
 
 def league_bots(where: Path, source: Path) -> list[Path]:
-    """24 bot folders under `where`, copies of `source`'s sample bots, each with its own name and seed."""
+    """24 bot folders under `where`, copies of `source`'s sample bots (each checkout plays its own, which
+    its SDK runs), each with its own name and seed."""
     folders = []
     for kind in KINDS:
         for copy in range(COPIES):
@@ -102,16 +104,20 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         where = Path(folder)
         where.chmod(0o755)
-        bots = league_bots(where / "bots", ROOT)
-        league = ["--game", "knock-rummy", "--deals", "1", "--max-tables", str(options.max_tables),
-                  *(arg for bot in bots for arg in ("--bot", str(bot)))]
-        leagues = {"24-bot knock-rummy --deals 1": lambda checkout: league,
+        league = {}
+        for label, (_, checkout) in checkouts.items():
+            bots = league_bots(where / f"bots-{label}", checkout)
+            league[checkout] = ["--game", "knock-rummy", "--deals", "1", "--max-tables", str(options.max_tables),
+                                *(arg for bot in bots for arg in ("--bot", str(bot)))]
+        leagues = {"24-bot knock-rummy --deals 1": lambda checkout: league[checkout],
                    "wave-2 sample field": lambda checkout: [str(wave2_league(where, checkout, options.sample_deals))]}
+        runs = itertools.count()
         for round_number in range(options.rounds):
             for name, args in leagues.items():
                 for label, (python, checkout) in (checkouts.items() if round_number % 2 == 0
                                                   else reversed(checkouts.items())):
-                    games, seconds, faulted = run_seconds(python, checkout, args(checkout), where / "results.sqlite")
+                    out = where / f"results-{next(runs)}.sqlite"  # each run's logs apart
+                    games, seconds, faulted = run_seconds(python, checkout, args(checkout), out)
                     rates.setdefault((name, label), []).append(games / seconds)
                     print(f"round {round_number + 1}, {name}, {label}: {games} games in {seconds:.1f} s "
                           f"= {games / seconds:.1f} games/s ({faulted} with a fault)", flush=True)
