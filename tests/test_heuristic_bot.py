@@ -181,6 +181,20 @@ def test_cuajo_completeness_matches_the_engine(hand):
     assert (cuajo.covered(counts) == len(hand)) == cuajo_engine.is_complete(engine_counts)
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(CUAJO_NAMES), min_size=1, max_size=17).filter(
+    lambda hand: all(hand.count(card) <= 4 for card in hand)))
+def test_cuajo_covered_by_group_equals_the_search_over_the_whole_hand(hand):
+    """`covered` searches each card group apart (no combination crosses groups: cuajo.md §
+    Combinations); the search over the whole hand at once must give the same count."""
+    from cardarena.search import evaluate
+
+    counts = cuajo.counts_of(hand)
+    kings = counts[evaluate.KING * 4:]
+    whole = sum(kings) + evaluate._covered_below_kings(counts[:evaluate.KING * 4], kings)
+    assert cuajo.covered(counts) == whole
+
+
 def test_cuajo_discards_the_card_that_keeps_the_hand_one_card_from_complete():
     # combinations: Ao Ac Ae, 3o 4o 5o, Jc Hc Kc, 5c 5e 5b, Kb, Ke; loose: Ho and Jb (which Hb would complete with Kb)
     hand = ["Ao", "Ac", "Ae", "3o", "4o", "5o", "5c", "5e", "5b", "Jc", "Jb", "Ho", "Hc", "Kc", "Ke", "Kb"]

@@ -50,15 +50,26 @@ def with_card(counts: tuple[int, ...], index: int, change: int) -> tuple[int, ..
     return tuple(changed)
 
 
+#: the card groups below the kings that no combination crosses: aces; 3-4-5; jacks and horses (whose
+#: runs end in a king). Each is searched apart, so a hand that changes in one group finds the other
+#: groups' answers in the cache (a discard's every candidate, an out's every card).
+GROUPS = ((0, 4), (4, 16), (16, KING * 4))
+NO_KINGS = (0, 0, 0, 0)
+
+
 @lru_cache(maxsize=1 << 17)
 def covered(counts: tuple[int, ...]) -> int:
     """How many cards of the hand `counts` the best split into combinations covers.
 
-    Kings are covered by themselves; the search takes the lowest remaining non-king type and
+    Kings are covered by themselves; in each group the search takes the lowest remaining type and
     either leaves one copy loose or puts it in a secret, a set or a sequence starting with it.
     """
-    kings = sum(counts[KING * 4:])
-    return kings + _covered_below_kings(counts[:KING * 4], counts[KING * 4:])
+    kings = counts[KING * 4:]
+    total = sum(kings)
+    for low, high in GROUPS:
+        alone = (0,) * low + counts[low:high] + (0,) * (KING * 4 - high)
+        total += _covered_below_kings(alone, kings if high == KING * 4 else NO_KINGS)
+    return total
 
 
 @lru_cache(maxsize=1 << 17)
