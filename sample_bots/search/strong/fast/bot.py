@@ -25,7 +25,7 @@ PLANS = {"fast": {"casino": casino.PLAN, "cuajo": cuajo.PLAN, "knock-rummy": kno
 #: Quitlok's are sized for 5 players (the ladder's table) and shrink at larger tables, where the
 #: largest decisions of the strong rung reached the 1 s limit of `check` on a loaded machine
 RUNGS = {
-    "fast": {"casino": Budget(2, depth=2, width=4), "cuajo": Budget(6, depth=8, width=3),
+    "fast": {"casino": Budget(2, depth=2, width=4), "cuajo": Budget(6, depth=8, width=2),
              "knock-rummy": Budget(8, depth=8, width=2, margin=1.5), "quitlok": Budget(20, margin=1.5, players=5)},
     "strong": {"casino": Budget(12, depth=3, width=8), "cuajo": Budget(18, depth=8, width=3),
                "knock-rummy": Budget(40, depth=12, width=3, margin=1.0), "quitlok": Budget(100, margin=1.0, players=5)},
