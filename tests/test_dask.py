@@ -558,8 +558,16 @@ def test_ctrl_c_keeps_what_finished_stops_the_workers_bots_and_resume_finishes_a
     while not bots_on_workers(cluster.caches) and time.monotonic() < seen:
         time.sleep(0.01)  # between two rotations a table has no bot for a moment
     assert bots_on_workers(cluster.caches), "no shipped bot was found running: this test could not see them stop"
-    runner.send_signal(signal.SIGINT)
-    _, errors = runner.communicate(timeout=60)
+    # The workers (their whole process groups) are stopped while Ctrl-C lands: on a free machine the
+    # 18 games take about 2 s, and a run that finished before the signal was felt exited 0 (seen in CI).
+    for worker in cluster.workers:
+        os.killpg(worker.pid, signal.SIGSTOP)
+    try:
+        runner.send_signal(signal.SIGINT)
+        _, errors = runner.communicate(timeout=60)
+    finally:
+        for worker in cluster.workers:
+            os.killpg(worker.pid, signal.SIGCONT)
     assert runner.returncode == 130, errors
     saved = len(stored_games(out))
     assert f"interrupted: {saved} of {GAMES} games saved in {out}" in errors and 1 <= saved < GAMES
