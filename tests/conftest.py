@@ -2,6 +2,7 @@
 
 import os
 import shutil
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -21,6 +22,12 @@ RANDOM_BOT = ROOT / "sample_bots" / "random" / "bot.py"
 # folder's identity: runner/manifest.py).
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
+
+# A suite started in the background by a non-interactive shell (`CI=true bash .ci/run > log &`)
+# has SIGINT ignored, and every process it starts inherits that: the tests that press Ctrl-C on a
+# run would see it ignored. Ctrl-C gets its usual effect here, and so in every child.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _memory_temp_folder() -> None:

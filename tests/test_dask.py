@@ -559,7 +559,7 @@ def test_ctrl_c_keeps_what_finished_stops_the_workers_bots_and_resume_finishes_a
         time.sleep(0.01)  # between two rotations a table has no bot for a moment
     assert bots_on_workers(cluster.caches), "no shipped bot was found running: this test could not see them stop"
     # The workers (their whole process groups) are stopped while Ctrl-C lands: on a free machine the
-    # 18 games take about 2 s, and a run that finished before the signal was felt exited 0 (seen in CI).
+    # 18 games take about 2 s, and the run must not finish them between the look above and the signal.
     for worker in cluster.workers:
         os.killpg(worker.pid, signal.SIGSTOP)
     try:
