@@ -73,6 +73,14 @@ def children(pid: int) -> set[int]:
     return found
 
 
+def process_name(pid: int) -> str | None:
+    """A process's name (its `comm`), None once it has gone."""
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return None
+
+
 def finished_ids(results: Path) -> set[str]:
     with ResultStore(results) as store:
         return store.finished_ids()
@@ -96,6 +104,9 @@ def test_two_submitted_bots_are_checked_played_and_rated_live(server, tmp_path):
     printed = cardarena("leaderboard", str(organiser / "results" / "class.sqlite"), "--format", "json", cwd=organiser)
     assert printed.returncode == 0, printed.stderr
     assert {row["bot"] for b in json.loads(printed.stdout) for row in b["rows"]} == {"alice-v1", "bob-v1"}
+    # the server's background processes say what they are in `ps` and `top` (and to tests/bench/bench_server.py)
+    roles = {name for pid in children(server.process.pid) if (name := process_name(pid))}
+    assert {"cardarena-check", "cardarena-play", "cardarena-board"} <= roles, roles
 
 
 def test_a_bot_that_fails_its_check_gets_the_report_and_exit_status_1(server, tmp_path):

@@ -117,11 +117,14 @@ def die_with_parent() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # ^C is for the server, which stops us in order
 
 
-def background() -> None:
-    """Set up a check or play process: it dies with the server, and yields the CPU to it (nice), so
-    that pages and uploads are answered promptly however many games and checks are under way."""
+def background(role: str) -> None:
+    """Set up a check, board or play process: it dies with the server, and yields the CPU to it (nice),
+    so that pages and uploads are answered promptly however many games and checks are under way. It is
+    named `cardarena-<role>` (what `ps -o comm` and `top` show), so an organiser sees what uses the CPU."""
     die_with_parent()
     os.nice(BACKGROUND_NICENESS)
+    with contextlib.suppress(OSError):  # no /proc: the name is only a label, the process works without it
+        Path("/proc/self/comm").write_text(f"cardarena-{role}"[:15])
 
 
 def process_context() -> Any:
@@ -209,7 +212,7 @@ def play_process(league_file: Path, accounts_path: Path, jobs: int | None, round
                  scheduler: str | None) -> None:
     """The play process: `play_forever` in the background; a failure (an unreachable cluster, a results
     file of other settings) is one line on stderr, the server's, which starts the process again."""
-    background()
+    background("play")
     try:
         play_forever(league_file, accounts_path, jobs, round_games, scheduler)
     except (ExecutionError, StoreError) as error:

@@ -298,11 +298,12 @@ class League:
     def board_pool(self) -> ProcessPoolExecutor:
         """The board process, in the background as play is: requests are answered with the last board
         meanwhile, so a busy board process must not take the CPU from them."""
-        return ProcessPoolExecutor(1, mp_context=league_play.process_context(), initializer=league_play.background)
+        return ProcessPoolExecutor(1, mp_context=league_play.process_context(), initializer=league_play.background,
+                                   initargs=("board",))
 
     def check_pool(self) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(self.settings.check_workers, mp_context=league_play.process_context(),
-                                   initializer=league_play.background)
+                                   initializer=league_play.background, initargs=("check",))
 
     def queue_check(self, ident: int, folder: str, who: Participant | None) -> None:
         """Check a submission in a check process; its report is stored when it ends. A check process

@@ -12,9 +12,10 @@ on loopback while games are played, against `cardarena run` alone in the same ru
    none is refused as a resubmission). Each upload is checked and joins the league.
 
 It prints p50/p99/max latency of the leaderboard requests (from when each was due) and of the
-uploads, how many failed or were still unsent a minute after the end, the CPU the web server's
-process and the bench's own client used meanwhile, and games per second during the load against
-the baseline. Run:
+uploads, how many failed or were still unsent a minute after the end, where the CPU went meanwhile
+(the web server, play, checks and the board process, each with the processes it started; the bench's
+own client; the rest of the machine; idle), and games per second during the load against the
+baseline. UPLOADERS 0 gives the board requests alone. Run:
     python -m tests.bench.bench_server [SECONDS] [RATE] [UPLOADERS] [WAVE]      (default 60 100 20 15)
 
 `python -m tests.bench.bench_server request [COUNT]` measures instead the web server's CPU for one
@@ -104,6 +105,9 @@ def changed_random_bot(packed: bytes, wave: int, who: int) -> bytes:
 
 BOARD_CONNECTIONS = 32  # keep-alive connections the board requests share (a browser opens 6 per site)
 BOARD_REQUEST = b"GET /api/leaderboard HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json\r\n\r\n"
+#: what each of the server's processes (by its name: league_play.background) does, for the CPU line
+ROLES = {"web": "the web server (uploads, board requests)", "play": "play (its games and bots)",
+         "check": "checks (their games and bots)", "board": "the board process", "other": "other server children"}
 DRAIN_SECONDS = 60.0  # after the load, how long requests already due may still be answered
 
 
@@ -218,6 +222,39 @@ def process_cpu(pid: int) -> float:
     """CPU seconds (user and system) a process has used so far."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def role_cpu(server_pid: int) -> dict[str, float]:
+    """CPU seconds used so far by the server and each role of its background processes: a process named
+    `cardarena-<role>` (league_play.background) counts with everything it started, ended ones included
+    (a process's reaped children are in its cutime and cstime), and "web" is the server's own process."""
+    ticks, parent_of = {}, {}
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # ended meanwhile: its CPU is in its parent's cutime by the next look
+        parent_of[int(entry)] = int(fields[1])
+        ticks[int(entry)] = sum(int(field) for field in fields[11:15])  # utime, stime, cutime, cstime
+    roles: dict[str, float] = {"web": process_cpu(server_pid)}
+    for pid, used in ticks.items():
+        top = pid
+        while parent_of.get(top) not in (server_pid, None):
+            top = parent_of[top]
+        if parent_of.get(top) == server_pid:
+            try:
+                name = Path(f"/proc/{top}/comm").read_text().strip()
+            except OSError:
+                continue
+            role = name.removeprefix("cardarena-") if name.startswith("cardarena-") else "other"
+            roles[role] = roles.get(role, 0.0) + used / os.sysconf("SC_CLK_TCK")
+    return roles
+
+
+def machine_cpu() -> float:
+    """CPU seconds this machine's cores have been busy (not idle, not waiting on a disk) since boot."""
+    fields = [int(field) for field in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return (sum(fields[:8]) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
 
 
 def describe(name: str, times: list[float]) -> str:
@@ -335,10 +372,11 @@ def main() -> None:
             wait_for("games", lambda: len(live_bots(server.url)) == 2, 60)
             results = organiser / "results" / "load.sqlite"
             before, started = _count(results), time.monotonic()
-            cpu_before = (process_cpu(server.process.pid), time.process_time())
+            roles_before, cpu_before = role_cpu(server.process.pid), (time.process_time(), machine_cpu())
             measured = asyncio.run(load(server, [tokens[name] for name in names[2:]], seconds, rate, wave_every))
             played, elapsed = _count(results) - before, time.monotonic() - started
-            cpu = (process_cpu(server.process.pid) - cpu_before[0], time.process_time() - cpu_before[1])
+            roles = {role: used - roles_before.get(role, 0.0) for role, used in role_cpu(server.process.pid).items()}
+            cpu = (time.process_time() - cpu_before[0], machine_cpu() - cpu_before[1])
         finally:
             server.stop()
     print(f"load: {seconds:g} s of {rate} leaderboard requests a second and {measured['waves']} waves of "
@@ -347,8 +385,11 @@ def main() -> None:
     print(describe("uploads (until accepted)", measured["upload"]))
     print(f"failed: {measured['failures']['board']} leaderboard requests, {measured['failures']['upload']} uploads; "
           f"{measured['failures']['unsent']} requests still unsent {DRAIN_SECONDS:g} s after the end")
-    print(f"CPU in those {elapsed:.0f} s: the web server's process {cpu[0]:.1f} s (uploads, board requests and all), "
-          f"this bench's client {cpu[1]:.1f} s")
+    cores = len(os.sched_getaffinity(0))
+    rest = cpu[1] - sum(roles.values()) - cpu[0]
+    print(f"CPU in those {elapsed:.0f} s ({cores} cores: {cores * elapsed:.0f} core-seconds): "
+          + ", ".join(f"{ROLES.get(role, role)} {used:.1f} s" for role, used in sorted(roles.items()))
+          + f", this bench's client {cpu[0]:.1f} s, the rest of the machine {rest:.1f} s, idle {cores * elapsed - cpu[1]:.1f} s")
     print(f"games per second: {played / elapsed:.2f} served under load, {alone:.2f} by `cardarena run` alone "
           f"(ratio {played / elapsed / alone:.2f})")
 
