@@ -61,7 +61,8 @@ class SearchBot(Bot):
     def sample(self, deadline: float | None = None) -> GameState:
         """A full game state consistent with everything this seat has seen, hidden cards drawn
         uniformly among the consistent deals (see cardarena.search.knowledge); SamplingError when
-        none is found before `deadline` (a `time.monotonic()` value)."""
+        none is found before `deadline` (a `time.monotonic()` value) or, without one, within the
+        game's own budget (in Cuajo 200,000 deals, 5-10 s: pass a deadline; protocol/SEARCH.md)."""
         assert self.knowledge is not None, "sample() needs a game in progress"
         return self.knowledge.sample(self.rng, deadline=deadline)
 
