@@ -16,7 +16,8 @@ uploads, how many failed or were still unsent a minute after the end, where the 
 (the web server, play, checks and the board process, each with the processes it started; the bench's
 own client; the rest of the machine; idle), and games per second during the load against the
 baseline. UPLOADERS 0 gives the board requests alone. Run:
-    python -m tests.bench.bench_server [SECONDS] [RATE] [UPLOADERS] [WAVE]      (default 60 100 20 15)
+    python -m tests.bench.bench_server [SECONDS] [RATE] [UPLOADERS] [WAVE] [CHECK_WORKERS]   (default 60 100 20 15 2)
+(CHECK_WORKERS: the server's --check-workers; 2 as the tests start it, where the server's own default is 1)
 
 `python -m tests.bench.bench_server request [COUNT]` measures instead the web server's CPU for one
 leaderboard request (COUNT of them, default 5,000, one after another on one connection to a server
@@ -352,6 +353,7 @@ def main() -> None:
                                             int(sys.argv[2]) if len(sys.argv) > 2 else 100,
                                             int(sys.argv[3]) if len(sys.argv) > 3 else 20,
                                             float(sys.argv[4]) if len(sys.argv) > 4 else 15.0)
+    check_workers = sys.argv[5] if len(sys.argv) > 5 else "2"
     with tempfile.TemporaryDirectory(prefix="cardarena-bench-server-") as scratch:
         folder = Path(scratch)
         (folder / "run").mkdir()
@@ -363,7 +365,7 @@ def main() -> None:
         added = cardarena("serve", "league.toml", *[word for name in names for word in ("--add-participant", name)],
                           cwd=organiser)
         tokens = dict(line.split(": ") for line in added.stdout.splitlines())
-        server = Server(organiser, tokens, options=())  # the default rounds
+        server = Server(organiser, tokens, options=("--check-workers", check_workers))  # the default rounds
         server.start()
         try:
             for name, bot in (("alice", "random"), ("bob", "heuristic")):
@@ -380,7 +382,7 @@ def main() -> None:
         finally:
             server.stop()
     print(f"load: {seconds:g} s of {rate} leaderboard requests a second and {measured['waves']} waves of "
-          f"{uploaders} concurrent uploads, on loopback; play and `run` with --jobs {JOBS}")
+          f"{uploaders} concurrent uploads, on loopback; play and `run` with --jobs {JOBS}, {check_workers} check worker(s)")
     print(describe("leaderboard requests", measured["board"]))
     print(describe("uploads (until accepted)", measured["upload"]))
     print(f"failed: {measured['failures']['board']} leaderboard requests, {measured['failures']['upload']} uploads; "
