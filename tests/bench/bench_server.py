@@ -109,6 +109,7 @@ BOARD_REQUEST = b"GET /api/leaderboard HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: ap
 #: what each of the server's processes (by its name: league_play.background) does, for the CPU line
 ROLES = {"web": "the web server (uploads, board requests)", "play": "play (its games and bots)",
          "check": "checks (their games and bots)", "board": "the board process", "other": "other server children"}
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")  # /proc's CPU times are in these a second
 DRAIN_SECONDS = 60.0  # after the load, how long requests already due may still be answered
 
 
@@ -222,7 +223,7 @@ async def load(server: Server, tokens: list[str], seconds: float, rate: int, wav
 def process_cpu(pid: int) -> float:
     """CPU seconds (user and system) a process has used so far."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
 
 
 def role_cpu(server_pid: int) -> dict[str, float]:
@@ -248,14 +249,14 @@ def role_cpu(server_pid: int) -> dict[str, float]:
             except OSError:
                 continue
             role = name.removeprefix("cardarena-") if name.startswith("cardarena-") else "other"
-            roles[role] = roles.get(role, 0.0) + used / os.sysconf("SC_CLK_TCK")
+            roles[role] = roles.get(role, 0.0) + used / CLOCK_TICKS
     return roles
 
 
 def machine_cpu() -> float:
     """CPU seconds this machine's cores have been busy (not idle, not waiting on a disk) since boot."""
     fields = [int(field) for field in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-    return (sum(fields[:8]) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
+    return (sum(fields[:8]) - fields[3] - fields[4]) / CLOCK_TICKS
 
 
 def describe(name: str, times: list[float]) -> str:
