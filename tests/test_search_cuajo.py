@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+import time
 import sys
 from collections import Counter
 from math import factorial
@@ -72,8 +73,8 @@ def assert_consistent(transcript: Transcript, proposal, state) -> None:
 
 
 def other_purro_flags(transcript: Transcript) -> int:
-    """How many times another seat was announced purro so far (sampling past that is slow and, with
-    more than one, often beyond the budget: cuajo.md § Sampling hidden cards)."""
+    """How many times another seat was announced purro so far (past that, each sample deals those
+    hands purro, a count of 0.1-0.7 s per hand and position: cuajo.md § Sampling hidden cards)."""
     return sum(event["type"] == "purro" and event["purro"] and event["seat"] != transcript.seat
                for event in transcript.events())
 
@@ -157,7 +158,7 @@ def test_samples_after_the_end_give_the_revealed_hands_and_stock():
     left, so a deal sampled then must give exactly those (each hidden hand's dealt and unseen drawn
     cards are then known as a whole, dealt in an order its moves allow). Every seat at the end of
     hands of random and heuristic play, in every option set, purro hands and secrets included (also
-    where two or three other seats were announced purro, beyond the budget before the end). Hand 3 is
+    where three other seats were announced purro, beyond the budget before the end). Hand 3 is
     left out: a hand seen purro at five judgements in a row keeps about no deal in the budget when its
     cards are fixed and only their order is free (hand 20 too, one seat, in 20,000 placements)."""
     rng = random.Random(11)
@@ -223,6 +224,28 @@ def test_positions_after_a_purro_seat_broke_or_laid_a_secret_are_sampled_consist
                         if p.game_end is None and purro_edge(p) == edge)
         assert Plan(position).purro_checked, (seed, seat)
         assert_consistent(position, *sampled(position, rng, attempts=20))
+
+
+#: heuristic hands (seed, seat): the seat's first decision after two other seats were announced purro,
+#: where every hand seen purro is dealt purro by construction (cuajo.md § Sampling hidden cards, A
+#: hand seen purro, dealt purro): one whose later discards may lie in its prefix (0, 0), one with a
+#: face-down secret and 7 choices of its card (2, 2), two hands still purro (5, 2)
+TWO_PURRO_CASES = ((0, 0), (2, 2), (5, 2))
+
+
+def test_positions_after_two_other_seats_went_purro_are_sampled_consistently():
+    """By rejection alone such positions kept no deal in the budget (1 in some 3,000 deals per hand
+    seen purro); dealt purro, a sample takes a second or two, and must replay to exactly what the
+    seat saw."""
+    rng = random.Random(21)
+    for seed, seat in TWO_PURRO_CASES:
+        played = play_recorded("cuajo", 4, {}, seed, heuristic_policy)
+        position = next(p for p in positions(played.transcripts[seat])
+                        if p.game_end is None and len({event["seat"] for event in p.events() if event["type"] == "purro"
+                                                       and event["purro"] and event["seat"] != seat}) == 2)
+        plan = Plan(position)
+        assert len(plan.purro_checked) == 2 and all(set(hands) == plan.purro_checked for hands in plan.purro_deals.values())
+        assert_consistent(position, *sampled(position, rng, attempts=2000))
 
 
 @settings(max_examples=30, deadline=None)
@@ -319,6 +342,22 @@ def test_a_proposal_that_keeps_no_deal_within_its_budget_says_so(monkeypatch):
     with pytest.raises(SamplingError, match="kept in 1 placements"):
         for seed in range(50):  # a late position keeps far fewer than one deal in two
             SAMPLER.propose(late, random.Random(seed))
+
+
+def test_a_proposal_stops_at_the_samplers_deadline(monkeypatch):
+    """SeatKnowledge.sample's deadline also stops a Cuajo proposal under way (it may build many
+    deals, and count purro hands first: cuajo.md § Sampling hidden cards): a deadline already
+    passed stops it before its first placement, and one that passes during its placements at its
+    next time check (every 256 placements; here each placement takes 1 ms and keeps no deal)."""
+    from cardarena.search import cuajo as sampler_module
+    monkeypatch.setattr(sampler_module, "MOST_PROPOSAL_SECONDS", 3600.0)
+    played = play_recorded("cuajo", 4, {"dealer": 1}, 3, random_policy)
+    late = list(positions(played.transcripts[0]))[-2]
+    with pytest.raises(SamplingError, match="kept in 0 placements"):
+        first_consistent(GAME, late, sampler_module.CuajoSampler(), random.Random(0), deadline=time.monotonic() - 1)
+    monkeypatch.setattr(sampler_module, "_placed", lambda *arguments: time.sleep(0.001))
+    with pytest.raises(SamplingError, match="kept in 256 placements"):
+        first_consistent(GAME, late, sampler_module.CuajoSampler(), random.Random(0), deadline=time.monotonic() + 0.05)
 
 
 # ---------------------------------------------------------------- uniformity

@@ -17,18 +17,21 @@ shuffles, which is what dealing a shuffled deck does.
 from __future__ import annotations
 
 import random
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from bisect import bisect_right
 from itertools import accumulate, combinations, product
+from fractions import Fraction
 from math import comb, factorial, prod
 from typing import Any, Sequence
 
 from cardarena.games.base import Action
 from cardarena.games.cuajo import (COPIES, DEFAULT_MAX_TURNS, HAND_SIZE, NAME, PENALTY_TURNS, TYPES, one_card_away,
                                    parse_card)
-from cardarena.search.knowledge import DealSampler, Proposal, SamplingError, Transcript
+from cardarena.search.cuajo_purro import PurroHand, conditioned_fills, spread
+from cardarena.search.knowledge import DealSampler, Proposal, SamplingError, Transcript, proposal_deadline
 
 DECK_SIZE = TYPES * COPIES
 SOWEE_POSITION = 4 * HAND_SIZE + 1  # the card after the four hands (15 + 15 + 15 + the dealer's 16)
@@ -37,12 +40,20 @@ STOCK_SIZE = DECK_SIZE - STOCK_START
 #: each public event that begins an action, and the action's type
 ACTION_OF_EVENT = {"draw": "draw", "take": "take", "discard": "discard", "claim": "claim", "pass": "pass"}
 SECRET_ACTION = {"four": "secret", "sowee": "sowee_secret"}
-#: deals built in one `propose` before it gives up (SamplingError): 5-10 s here, reached by hands whose
-#: hidden players were seen purro (often twice or more) or to give up very many cards
+#: deals built in one `propose` before it gives up (SamplingError): 5-10 s here without hands dealt
+#: purro, reached where three hidden hands were seen purro or one gave up very many cards
 MAX_PLACEMENTS = 200_000
+#: nor for longer than this (a placement that deals hands purro costs some 1-3 ms, not 30 µs); stopping
+#: early biases nothing, as every placement is drawn afresh
+MOST_PROPOSAL_SECONDS = 10.0
 #: a hand's required copies are placed by counting (`HandCount`) while its count has at most this
 #: many states at one draw; past it, one copy at a time with a coin each (`_Dealing.hand`)
 MOST_COUNTED_STATES = 20_000
+#: a hand seen purro is dealt purro by construction (`Plan.purro_deals`) while the copies its prefix
+#: may hold come in at most this many contents (each is counted once per position: 0.1-0.7 s)
+MOST_PURRO_CONTENTS = 8
+#: nor when that would take more than this many counts (choices of hidden cards times hands seen purro)
+MOST_PURRO_COUNTS = 16
 
 
 def packet_positions(dealer: int, seat: int) -> range:
@@ -235,8 +246,9 @@ class Choice:
 class Plan:
     """Everything `propose` needs that one transcript fixes, computed once per transcript state."""
 
-    def __init__(self, transcript: Transcript):
+    def __init__(self, transcript: Transcript, deals_purro: bool = True):
         self.seat = transcript.seat
+        self.deals_purro = deals_purro
         self.reading = read(transcript)
         reading = self.reading
         self.dealer = reading.dealer
@@ -278,6 +290,81 @@ class Plan:
         self.template: list[int | None] = [self.fixed.get(p) for p in range(DECK_SIZE)]
         #: the order `_placed` deals the hidden hands in: those it checks first (their check rejects most)
         self.seat_order = sorted(self.chains, key=lambda other: other not in self.purro_checked)
+
+    @cached_property
+    def purro_deals(self) -> dict[tuple[int, ...], dict[int, PurroHand]]:
+        """Per choice of hidden cards (by its cards), the hands seen purro that `_placed` deals purro
+        by construction, each at the last discard it was judged purro (cuajo.md § Sampling hidden
+        cards, A hand seen purro, dealt purro): the same hands for every choice, those whose prefix may
+        hold at most MOST_PURRO_CONTENTS contents of its later requirements in every choice. Empty
+        after game_end (the reveal fixes the hands), when no hand was seen purro, or when the counts
+        would exceed MOST_PURRO_COUNTS (choices times hands). The other hands seen purro are checked
+        by rejection alone (`_keeps_purro_flags`)."""
+        if (not self.deals_purro or self.hand_pools is not None or not self.purro_checked
+                or len(self.choices) * len(self.purro_checked) > MOST_PURRO_COUNTS):
+            return {}
+        deals = {}
+        for choice in self.choices:
+            hands = {other: self._purro_hand(choice, other) for other in self.seat_order if other in self.purro_checked}
+            deals[choice.cards] = {other: hand for other, hand in hands.items() if hand is not None}
+        seats = set.intersection(*(set(hands) for hands in deals.values()))
+        deals = {cards: {other: hand for other, hand in hands.items() if other in seats} for cards, hands in deals.items()}
+        if any(sum(hand.prefix - sum(hand.due) for hand in hands.values()) > sum(next(iter(hands.values())).rest)
+               for hands in deals.values() if hands):
+            return {}  # their fills cannot all be drawn from the unseen cards (a deal replay rejects)
+        return deals if seats else {}
+
+    def _purro_hand(self, choice: Choice, other: int) -> PurroHand | None:
+        """The construction of one hand seen purro under one choice: at its last judgement seen purro,
+        with every judgement of the same prefix (no unseen draw between them: once another seat is
+        purro, the hand's draws are shown); None past MOST_PURRO_CONTENTS. Its free cards at each:
+        what it took less what it gave up (a sowee secret's fourth card stays free), beside its
+        secrets laid by then (cuajo.md § Engine choices, Purro), as `_keeps_purro_flags` counts them."""
+        drawn, delta, laid, judged = 0, [0] * TYPES, [0] * TYPES, []
+        for step in self.reading.flows[other]:
+            if step[0] == "unseen":
+                drawn += 1
+            elif step[0] == "in":
+                delta[step[1]] += 1
+            elif step[0] == "out":
+                card = step[1] if step[3] is None else choice.cards[step[3]]
+                delta[card] -= step[2]
+                if step[4] == "secret":
+                    laid[card] += COPIES
+                elif step[4] == "sowee":
+                    laid[card] += COPIES - 1
+                elif step[4] == "fourth":
+                    delta[card] += 1
+            else:
+                judged.append((drawn, delta[:], laid[:], step[1]))
+        unseen = max((drawn for drawn, _, _, purro in judged if purro), default=None)
+        if unseen is None:
+            return None
+        due, later, last = [0] * TYPES, [0] * TYPES, unseen
+        for card, deadline in choice.units_by_seat.get(other, ()):
+            (due if deadline <= unseen else later)[card] += 1
+            last = max(last, deadline)
+        if prod(copies + 1 for copies in later) > MOST_PURRO_CONTENTS:
+            return None
+        rest = [0] * TYPES
+        for card in choice.rest:
+            rest[card] += 1
+        judgements = [(delta_then, laid_then, purro) for drawn, delta_then, laid_then, purro in judged if drawn == unseen]
+        return PurroHand(self.packet_sizes[other] + unseen, judgements, due, later, last - unseen, rest)
+
+    @cached_property
+    def most_chances(self) -> dict[int, Fraction]:
+        """Per hand dealt purro, its largest `PurroHand.most_chance` over the choices: one bound for
+        every choice keeps the choices' weights as they are."""
+        seats = next(iter(self.purro_deals.values()))
+        return {other: max(hands[other].most_chance for hands in self.purro_deals.values()) for other in seats}
+
+    @cached_property
+    def most_spread(self) -> Fraction:
+        """The largest `spread` of the purro hands' fills (each at its largest: no later copy in it),
+        over the choices."""
+        return max(spread(sum(next(iter(hands.values())).rest), [hand.prefix - sum(hand.due) for hand in hands.values()])
+                   for hands in self.purro_deals.values())
 
     def _read_reveal(self, reveal: dict[str, Any]) -> dict[int, list[int]]:
         """game_end's reveal (cuajo.md § Engine choices, what the reveal shows): the stock left lies
@@ -412,14 +499,17 @@ class Plan:
 class CuajoSampler(DealSampler):
     """Cuajo's deal sampler (see the module's docstring)."""
 
-    def __init__(self) -> None:
+    def __init__(self, deals_purro: bool = True) -> None:
+        #: whether hands seen purro are dealt purro by construction (`Plan.purro_deals`); without, by
+        #: rejection alone (the tests compare the two)
+        self.deals_purro = deals_purro
         self._last: tuple[Transcript, tuple[int, int, bool], Plan] | None = None
 
     def plan(self, transcript: Transcript) -> Plan:
         """The plan of `transcript` as it stands now (the last one is kept: sampling asks many times)."""
         key = (len(transcript.decisions), len(transcript.answers), transcript.game_end is not None)
         if self._last is None or self._last[0] is not transcript or self._last[1] != key:
-            self._last = (transcript, key, Plan(transcript))
+            self._last = (transcript, key, Plan(transcript, self.deals_purro))
         return self._last[2]
 
     def actions(self, transcript: Transcript) -> list[tuple[int, Action]]:
@@ -427,16 +517,23 @@ class CuajoSampler(DealSampler):
 
     def propose(self, transcript: Transcript, rng: random.Random) -> Proposal:
         plan = self.plan(transcript)
-        for _ in range(MAX_PLACEMENTS):
+        give_up = time.monotonic() + MOST_PROPOSAL_SECONDS
+        deadline = proposal_deadline.get()
+        if deadline is not None:
+            give_up = min(give_up, deadline)
+        deck, placements = None, 0
+        while deck is None and placements < MAX_PLACEMENTS:
+            if placements % 256 == 0 and time.monotonic() > give_up:  # before the first too: its counts take time
+                break
+            placements += 1
             choice = plan.choices[rng.randrange(len(plan.choices))]
             if len(plan.choices) > 1 and rng.randrange(plan.top_weight) >= choice.weight:
                 continue
             deck = _placed(plan, choice, rng)
-            if deck is not None:
-                break
-        else:
-            raise SamplingError(f"no Cuajo deal for seat {transcript.seat} kept in {MAX_PLACEMENTS} placements "
-                                "(its hidden hands were seen to give up too many cards, or to be purro)")
+        if deck is None:
+            raise SamplingError(f"no Cuajo deal for seat {transcript.seat} kept in {placements} placements "
+                                "(its hidden hands were seen to give up too many cards, or to be purro), "
+                                "or none before the deadline")
         dealer = plan.dealer if plan.dealer is not None else rng.randrange(4)
         actions = plan.reading.actions
         if plan.reading.hidden_cards:
@@ -469,14 +566,18 @@ def _placed(plan: Plan, choice: Choice, rng: random.Random) -> list[int] | None:
     """
     dealing = _Dealing(plan.template[:], choice.rest[:], rng)
     units_by_seat = choice.units_by_seat
+    purro_hands = plan.purro_deals.get(choice.cards, {})
+    if purro_hands and not _dealt_purro(plan, choice, dealing):
+        return None
     for other in plan.seat_order:
         if choice.pools is not None:
             dealing.pool = choice.pools[other][:]
+        placed = other in purro_hands
         if other in plan.counts:
-            kept = dealing.counted_hand(plan.chains[other], plan.counts[other])
+            kept = dealing.counted_hand(plan.chains[other], plan.counts[other], placed)
         else:
             kept = dealing.hand(plan.chains[other], plan.packet_sizes[other], units_by_seat.get(other, ()),
-                                choice.groups_by_seat.get(other, ()))
+                                choice.groups_by_seat.get(other, ()), placed)
         if not kept:
             return None
         if other in plan.purro_checked and not _keeps_purro_flags(plan, choice, other, dealing.deck):
@@ -490,6 +591,42 @@ def _placed(plan: Plan, choice: Choice, rng: random.Random) -> list[int] | None:
         for position, card in zip(plan.own_positions, own):
             deck[position] = card
     return deck
+
+
+def _dealt_purro(plan: Plan, choice: Choice, dealing: "_Dealing") -> bool:
+    """Place the requirements of the hands dealt purro (`Plan.purro_deals`) and fill the rest of
+    each one's prefix with a draw that leaves it purro at its judgement (`conditioned_fills`, with
+    each placement's coin: its `PurroHand.chance` over `Plan.most_chances`); False when a coin rejects. The fills are drawn
+    before any other card: the order of a uniform fill is free (see `_placed`)."""
+    rng, deck = dealing.rng, dealing.deck
+    placements = []
+    hands = plan.purro_deals[choice.cards]
+    for other, hand in hands.items():
+        chain = plan.chains[other]
+        if other in plan.counts:
+            plan.counts[other].place(deck, chain, rng)
+        else:
+            dealing.place_units(chain, plan.packet_sizes[other], choice.units_by_seat.get(other, ()))
+        placed, empty = [0] * TYPES, []
+        for position in chain[:hand.prefix]:
+            if deck[position] is None:
+                empty.append(position)
+            else:
+                placed[deck[position]] += 1
+        placements.append((hand.draw_for(placed), hand.chance(placed) / plan.most_chances[other], empty))
+    rest = next(iter(hands.values())).rest
+    fills = conditioned_fills(rest, [(draw, keep) for draw, keep, _ in placements], plan.most_spread, rng)
+    if fills is None:
+        return False
+    left = rest[:]
+    for (_, _, empty), drawn in zip(placements, fills):
+        cards = [t for t in range(TYPES) for _ in range(drawn[t])]
+        rng.shuffle(cards)
+        for position, card in zip(empty, cards):
+            deck[position] = card
+        left = [count - taken for count, taken in zip(left, drawn)]
+    dealing.pool = [t for t in range(TYPES) for _ in range(left[t])]
+    return True
 
 
 class _Dealing:
@@ -508,10 +645,9 @@ class _Dealing:
             deck[position] = pool.pop()
         return deck[position]
 
-    def hand(self, chain: list[int], packet: int, units: Sequence[tuple[int, int]],
-             groups: Sequence[tuple[int, int, int]]) -> bool:
-        """Deal one hidden hand's chain: each required copy on a free position of its set, then the
-        rest, tossing each group's coin once its set is filled; False when a coin rejects the path."""
+    def place_units(self, chain: list[int], packet: int, units: Sequence[tuple[int, int]]) -> None:
+        """Put each required copy of one hidden hand on a free position of its set (its packet and
+        first k draws), one at a time in order of k."""
         deck, rng = self.deck, self.rng
         for card, drawn in units:
             size = packet + drawn
@@ -520,6 +656,15 @@ class _Dealing:
                 if deck[position] is None:
                     break
             deck[position] = card
+
+    def hand(self, chain: list[int], packet: int, units: Sequence[tuple[int, int]],
+             groups: Sequence[tuple[int, int, int]], placed: bool = False) -> bool:
+        """Deal one hidden hand's chain: each required copy on a free position of its set (unless
+        `placed` already), then the rest, tossing each group's coin once its set is filled; False
+        when a coin rejects the path."""
+        deck, rng = self.deck, self.rng
+        if not placed:
+            self.place_units(chain, packet, units)
         counted = [0] * TYPES
         met = [0] * TYPES
         reached = 0
@@ -536,10 +681,11 @@ class _Dealing:
         return True
 
 
-    def counted_hand(self, chain: list[int], count: "HandCount") -> bool:
-        """Deal one hidden hand's chain with its required copies placed by `count`, then the rest;
-        False when the coin for extra copies rejects the path (see `HandCount`)."""
-        count.place(self.deck, chain, self.rng)
+    def counted_hand(self, chain: list[int], count: "HandCount", placed: bool = False) -> bool:
+        """Deal one hidden hand's chain with its required copies placed by `count` (unless `placed`
+        already), then the rest; False when the coin for extra copies rejects the path (see `HandCount`)."""
+        if not placed:
+            count.place(self.deck, chain, self.rng)
         for position in chain:
             self.fill(position)
         return count.keeps(self.deck, chain, self.rng)

@@ -25,6 +25,7 @@ import importlib
 import random
 import time
 from abc import ABC, abstractmethod
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +35,9 @@ from cardarena.protocol.actions import find_legal
 
 #: proposals tried before `sample` gives up (a sampler tuned for its game accepts far sooner)
 MAX_ATTEMPTS = 20_000
+#: the deadline of the `first_consistent` under way (a `time.monotonic()` value, or None), for a
+#: sampler whose one proposal may take long (Cuajo's builds many deals in one) to stop at as well
+proposal_deadline: ContextVar[float | None] = ContextVar("proposal_deadline", default=None)
 
 
 class SamplingError(Exception):
@@ -228,7 +232,8 @@ class SeatKnowledge:
     def sample(self, rng: random.Random, attempts: int = MAX_ATTEMPTS, deadline: float | None = None) -> GameState:
         """A full state consistent with everything this seat observed. Its future randomness is
         drawn from `rng`. SamplingError when none is found in `attempts` proposals, or when
-        `time.monotonic()` passes `deadline` between two proposals (a bot's clock is the referee's)."""
+        `time.monotonic()` passes `deadline` (a bot's clock is the referee's): checked between two
+        proposals, and inside a proposal that builds many deals (Cuajo's)."""
         sampler = sampler_for(self.game.spec.name)
         _, state = first_consistent(self.game, self.transcript, sampler, rng, attempts, deadline)
         state.adopt_rng(random.Random(rng.getrandbits(64)))
@@ -240,13 +245,17 @@ def first_consistent(game: Game, transcript: Transcript, sampler: DealSampler, r
     """The first of `sampler`'s proposals that is consistent with `transcript`, and the state it
     reaches; SamplingError after `attempts` proposals, or once `time.monotonic()` passes `deadline`."""
     actions = sampler.actions(transcript)
-    for attempt in range(attempts):
-        proposal = sampler.propose(transcript, rng)
-        state = replay(game, transcript, proposal, actions)
-        if state is not None:
-            return proposal, state
-        if deadline is not None and time.monotonic() > deadline:
-            raise SamplingError(f"no consistent deal found before the deadline ({attempt + 1} proposals)")
+    token = proposal_deadline.set(deadline)
+    try:
+        for attempt in range(attempts):
+            proposal = sampler.propose(transcript, rng)
+            state = replay(game, transcript, proposal, actions)
+            if state is not None:
+                return proposal, state
+            if deadline is not None and time.monotonic() > deadline:
+                raise SamplingError(f"no consistent deal found before the deadline ({attempt + 1} proposals)")
+    finally:
+        proposal_deadline.reset(token)
     raise SamplingError(f"no deal consistent with seat {transcript.seat}'s observations of "
                         f"{game.spec.name} game {transcript.game_start.get('game_id')} "
                         f"in {attempts} proposals")

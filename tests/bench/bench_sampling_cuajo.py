@@ -5,10 +5,10 @@ fresh engine state from a shuffled deck, timed in the same run.
 Per position: ms per consistent sample; placements per sample (deals built inside `propose`, each
 kept with chance 1 / its placement paths, cuajo.md § Sampling hidden cards); replays per sample
 (proposals that `replay` checked, so 1 / the acceptance rate of proposals). A position where another
-seat is purro is marked P: a hidden hand seen purro is dealt first and checked by the proposal
-itself, by rejection. In heuristic play, the stages purro1, purro2 and purro3 are the first decision
-of a seat (the lowest seat that has one) after 1, 2 or 3 other seats were announced purro, where
-that rejection is what costs. A position that finds no sample within the budget (the proposal is
+seat is purro is marked P: a hidden hand seen purro is dealt purro by construction (its walks are
+counted in the position's first sample: cuajo.md § Sampling hidden cards, A hand seen purro, dealt
+purro). In heuristic play, the stages purro1, purro2 and purro3 are the first decision of a seat
+(the lowest seat that has one) after 1, 2 or 3 other seats were announced purro. A position that finds no sample within the budget (the proposal is
 stopped there) or whose proposal gives up (SamplingError) prints "over budget", with the deals it
 built.
 
