@@ -6,17 +6,20 @@ hands' draws made one joint draw without replacement."""
 from __future__ import annotations
 
 import random
+import time
 from collections import Counter
 from fractions import Fraction
 from itertools import product
 from math import comb, prod
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cardarena.games.cuajo import COPIES, TYPES, completing_cards, is_complete, one_card_away
 from cardarena.search.cuajo_purro import (COMPLETE, SHORT, Judgement, PurroDraw, PurroHand, conditioned_fills,
                                           group_status, spread)
+from cardarena.search.knowledge import SamplingError, proposal_deadline
 from tests.chi_square import chi_square_pooled_p_value
 
 #: the combinations of cuajo.md § Combinations, as lists of card types (rank * 4 + suit)
@@ -367,3 +370,16 @@ def test_a_hands_keep_chance_is_its_fills_purro_chance_over_the_largest():
     chances = {hand.chance(base), hand.chance(due)}
     assert hand.most_chance == max(chances) and hand.most_chance > 0
     assert hand.chance(base) == Fraction(purro_draw(base, pool, 4).ways, comb(sum(pool), 4))
+
+
+def test_counting_stops_at_the_deadline_of_the_sampling_under_way():
+    """A walk may take seconds (cuajo.md § Sampling hidden cards, A hand seen purro, dealt purro), so
+    it stops with SamplingError once `SeatKnowledge.sample`'s deadline has passed, as the proposals do."""
+    base, pool = purro_case(random.Random(8), 12, 60)
+    token = proposal_deadline.set(time.monotonic() - 1)
+    try:
+        with pytest.raises(SamplingError, match="deadline"):
+            purro_draw(base, pool, 12)
+    finally:
+        proposal_deadline.reset(token)
+    assert purro_draw(base, pool, 12).ways > 0

@@ -24,6 +24,7 @@ number of cards drawn; a hand is purro when one group is one short and the other
 from __future__ import annotations
 
 import random
+import time
 from bisect import bisect_right
 from fractions import Fraction
 from functools import cached_property, lru_cache, reduce
@@ -33,6 +34,7 @@ from operator import or_
 from typing import Any, Callable, NamedTuple, Protocol, Sequence
 
 from cardarena.games.cuajo import COPIES, TYPES, rank_splits
+from cardarena.search.knowledge import SamplingError, proposal_deadline
 
 SUITS = 4
 #: a hand of 16 cards holds at most 5 sequences of 3 cards
@@ -160,6 +162,14 @@ def _statuses(state: tuple[int, ...]) -> tuple[int, ...]:
                  for index in range(0, len(state), 2))
 
 
+def _on_time() -> None:
+    """SamplingError once the deadline of the sampling under way (`proposal_deadline`) has passed: a
+    walk may take seconds, and a bot's clock does not wait."""
+    deadline = proposal_deadline.get()
+    if deadline is not None and time.monotonic() > deadline:
+        raise SamplingError("no consistent deal found before the deadline (counting a purro hand's draws)")
+
+
 class GroupWalk:
     """One group's draws of up to `most` cards from `pool`, by the status tuple they give (one status
     0-3 per view: the group's free cards `base` + the draw, beside its `laid` secrets): counted per
@@ -192,6 +202,7 @@ class GroupWalk:
             following: dict[tuple[int, ...], int] = {}
             came: dict[tuple[int, ...], list[tuple[tuple[int, ...], int]]] = {}
             for state, ways in self.layers[-1].items():
+                _on_time()
                 for index, (_, weight, masks, _, _) in enumerate(choices):
                     key = _walked(state, masks)
                     following[key] = following.get(key, 0) + (ways * weight & self.kept)
@@ -206,6 +217,7 @@ class GroupWalk:
         self._matching: dict[tuple[int, tuple[int, ...]], list[tuple[int, ...]]] = {}
         self._steps: dict[tuple, tuple[list, list[int]]] = {}
         for key, ways in self._last_ways.items():
+            _on_time()
             for index, choice in enumerate(self.ranks[-1]):
                 status = self._status(key, choice)
                 by_draw = self._by_draw.setdefault(status, {})
@@ -226,6 +238,7 @@ class GroupWalk:
         rows = [reduce(or_, (1 << choice[0][view] for choice in self.ranks[-1]), 0) for view in range(len(views))]
         closed: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
         for state in self.layers[-1]:
+            _on_time()
             key = []
             for index, cap, row in zip(range(0, len(state), 2), caps, rows):
                 up = up_closure(state[index])
