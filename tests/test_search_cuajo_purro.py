@@ -383,3 +383,15 @@ def test_counting_stops_at_the_deadline_of_the_sampling_under_way():
     finally:
         proposal_deadline.reset(token)
     assert purro_draw(base, pool, 12).ways > 0
+
+
+def test_a_bound_below_a_chance_is_an_error_not_a_silent_bias():
+    """The coins divide by bounds (`PurroHand.most_chance`, `Plan.most_spread`): a chance above its
+    bound would make a coin that always keeps, a bias no test of the output might see, so it raises."""
+    fill = TinyFill(2, first_holds_type_0)
+    with pytest.raises(ValueError, match="keep chance"):
+        conditioned_fills(TINY_POOL, [(fill, Fraction(3, 2))], Fraction(1), random.Random(0))
+    with pytest.raises(ValueError, match="most_spread"):
+        for seed in range(50):  # the spread coin comes once both fills are drawn and kept
+            conditioned_fills(TINY_POOL, [(fill, Fraction(1)), (TinyFill(2, second_holds_no_pair), Fraction(1))],
+                              Fraction(1), random.Random(seed))

@@ -473,6 +473,8 @@ def conditioned_fills(rest: Sequence[int], fills: Sequence[tuple[Fill, Fraction]
     pool, divided by a bound that no draw depends on."""
     taken, drawn_all = [0] * len(rest), []
     for fill, keep in fills:
+        if keep > 1:
+            raise ValueError("a fill's keep chance is above 1: its bound missed this placement")
         if rng.randrange(keep.denominator) >= keep.numerator:
             return None
         drawn = fill.draw(rng)
