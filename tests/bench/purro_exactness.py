@@ -11,7 +11,11 @@ lie in its prefix), "four" (a face-down secret: six choices of its card), "sowee
 27 choices, above MOST_PURRO_COUNTS, raised here so that the construction runs), "still" (still
 purro).
 
-Run: python -m tests.bench.purro_exactness [samples per sampler]
+With `two`, the joint coins instead (`conditioned_fills`): at positions after two other seats were
+announced purro, both hands dealt purro against only the first dealt purro and the second checked
+by rejection (exact too, some 500 times slower), compared on the second hand's dealt cards.
+
+Run: python -m tests.bench.purro_exactness [samples per sampler] [two] [seed: only that position]
 """
 
 from __future__ import annotations
@@ -36,14 +40,32 @@ from tests.test_search_cuajo import other_purro_flags, purro_edge  # noqa: E402
 
 GAME = get_game("cuajo")
 CASES = ((0, 3, "broken"), (2, 3, "four"), (47, 1, "sowee"), (8, 0, "still"))
+#: heuristic hands (seed, seat) at the seat's first decision after two other seats were announced purro
+TWO_CASES = ((3, 1, "two"), (5, 2, "two"))
 
 
 def policy(state, seat, legal, rng):
     return heuristic.decide(state.view(seat), legal, rng)
 
 
+class OneDealt(sampler_module.CuajoSampler):
+    """The sampler with only the first hand seen purro dealt purro; the others by rejection alone."""
+
+    def plan(self, transcript):
+        plan = super().plan(transcript)
+        if "purro_deals" not in plan.__dict__:
+            first = min(plan.purro_checked)
+            plan.purro_deals = {cards: {other: hand for other, hand in hands.items() if other == first}
+                                for cards, hands in plan.purro_deals.items()}
+        return plan
+
+
 def position_of(seed: int, seat: int, edge: str):
     played = play_recorded("cuajo", 4, {}, seed, policy)
+    if edge == "two":
+        return next(p for p in positions(played.transcripts[seat])
+                    if p.game_end is None and len({e["seat"] for e in p.events() if e["type"] == "purro" and e["purro"]
+                                                   and e["seat"] != seat}) == 2)
     if edge == "still":
         return next(p for p in positions(played.transcripts[seat]) if other_purro_flags(p) == 1 and p.game_end is None)
     return next(p for p in positions(played.transcripts[seat]) if p.game_end is None and purro_edge(p) == edge)
@@ -77,16 +99,20 @@ def homogeneity_p_value(first: Counter, second: Counter) -> tuple[float, int]:
 
 def main() -> None:
     samples = int(sys.argv[1]) if len(sys.argv) > 1 else 300
+    two = len(sys.argv) > 2 and sys.argv[2] == "two"
     sampler_module.MOST_PURRO_COUNTS = 40
     print(f"{'position':22} {'choices':>7} {'dealt s':>8} {'reject s':>9}  p (aces, kings, 3-4-5s, joint)")
-    for seed, seat, edge in CASES:
+    only = int(sys.argv[3]) if len(sys.argv) > 3 else None
+    for seed, seat, edge in TWO_CASES if two else CASES:
+        if only is not None and seed != only:
+            continue
         position = position_of(seed, seat, edge)
         plan = sampler_module.Plan(position)
-        hand = min(plan.purro_checked)
+        hand = max(plan.purro_checked) if two else min(plan.purro_checked)
         assert all(hand in hands for hands in plan.purro_deals.values()), "the construction does not run here"
         shapes, seconds = {}, {}
         for deals in (True, False):
-            sampler = sampler_module.CuajoSampler(deals)
+            sampler = (sampler_module.CuajoSampler() if deals else OneDealt()) if two else sampler_module.CuajoSampler(deals)
             started = time.perf_counter()
             shapes[deals] = Counter(packet_shape(first_consistent(GAME, position, sampler, random.Random(index))[0].deck,
                                                  plan.chains[hand]) for index in range(samples))
