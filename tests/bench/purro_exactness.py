@@ -13,7 +13,7 @@ purro).
 
 With `two`, the joint coins instead (`conditioned_fills`): at positions after two other seats were
 announced purro, both hands dealt purro against only the first dealt purro and the second checked
-by rejection (exact too, some 500 times slower), compared on the second hand's dealt cards.
+by rejection (exact too, some 20 times slower), compared on the second hand's dealt cards.
 
 Run: python -m tests.bench.purro_exactness [samples per sampler] [two] [seed: only that position]
 """
