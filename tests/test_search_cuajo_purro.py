@@ -242,12 +242,12 @@ class NeverTheFirstCard(PurroDraw):
 
     def __init__(self, base: list[int], pool: list[int], size: int):
         super().__init__([Judgement(tuple(base), (0,) * TYPES, True)], pool, size)
+        self.avoided = next(t for t in range(TYPES) if pool[t])
 
     def draw(self, rng: random.Random) -> list[int]:
-        first = next(t for t in range(TYPES) if self.pool[t])
         while True:
             drawn = super().draw(rng)
-            if not drawn[first]:
+            if not drawn[self.avoided]:
                 return drawn
 
 

@@ -662,7 +662,7 @@ class _Dealing:
         """Deal one hidden hand's chain: each required copy on a free position of its set (unless
         `placed` already), then the rest, tossing each group's coin once its set is filled; False
         when a coin rejects the path."""
-        deck, rng = self.deck, self.rng
+        rng = self.rng
         if not placed:
             self.place_units(chain, packet, units)
         counted = [0] * TYPES

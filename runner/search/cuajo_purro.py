@@ -334,17 +334,16 @@ def is_purro(statuses: Sequence[int]) -> bool:
 
 class PurroDraw:
     """The draws of `size` cards from `pool` (28 counts) that every judgement (the same draw added
-    to its base) finds as it was announced, at least one of them purro, counted (`ways`, against
-    `total`, every draw) and drawn with their weight (`draw`)."""
+    to its base) finds as it was announced, counted (`ways`, against `total`, every draw) and drawn
+    with their weight (`draw`)."""
 
     def __init__(self, judgements: Sequence[Judgement], pool: Sequence[int], size: int, most: int | None = None):
         """`most`: the group counts are made up to that many cards (at least `size`), so draws of
-        other sizes from the same cards share them (`shared_group_counts`)."""
-        self.pool, self.size = list(pool), size
+        other sizes from the same cards share them (`shared_group_walk`)."""
+        self.size = size
         self.total = comb(sum(pool), size)
         most = size if most is None else most
-        #: per group, its distinct views (base and laid within the group), and which view each judgement has
-        self.views: list[list[tuple[tuple[int, ...], tuple[int, ...]]]] = []
+        #: per group, which of its distinct views (base and laid within the group) each judgement has
         self.view_of: list[list[int]] = []
         self.walks: list[GroupWalk] = []
         for group in range(3):
@@ -356,7 +355,6 @@ class PurroDraw:
                 if view not in views:
                     views.append(view)
                 which.append(views.index(view))
-            self.views.append(views)
             self.view_of.append(which)
             self.walks.append(shared_group_walk(group, tuple(views), tuple(pool[span.start:span.stop]), most))
         self._split(judgements, [walk.counts for walk in self.walks], size)
