@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -561,6 +562,75 @@ def test_a_spinning_child_gets_no_cpu_while_its_opponent_decides(mode, tmp_path)
     # (and the referee's work around them), not the parent's own, when the child may run
     while_others_decide = sum(later - earlier for earlier, later in zip(answered, reached[1:]))
     assert while_others_decide < 0.05 * honest_between, (reached, answered, honest_between)
+
+
+def cgroup_tasks(path: Path) -> set[int]:
+    return {int(tid) for tid in (path / "tasks").read_text().split()}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_only_the_launch_chains_helpers_leave_the_freezer(mode):
+    """Each freeze wakes every process of the bot's freezer cgroup (a pipe read is not frozen in
+    place), so the launcher (bubblewrap or unshare) and the bot's PID namespace init, which only
+    wait, leave it at the bot's first freeze (runner/referee/cgroups.py, `namespace_helpers`).
+    Everything of the bot's own stays, its spinning child included; its memory, pids and cpu
+    cgroups still hold all of the chain."""
+    cgroup_or_skip("freezer")
+    needs_isolation(mode)
+    with Match([random_bot(), zoo_bot("spinning_child.py", after=0)],
+               Limits(decision_timeout=10, sandbox=settings(mode))) as match:
+        record = match.play(KNOCK_RUMMY, seed=1)
+        assert not record.faults, record.faults
+        for process in match._processes:
+            paths = process.transport.confinement.cgroups.paths
+            everything, frozen = cgroup_tasks(paths["pids"]), cgroup_tasks(paths["freezer"])
+            launcher = process.pid
+            (init,) = Path(f"/proc/{launcher}/task/{launcher}/children").read_text().split()
+            assert everything - frozen == {launcher, int(init)}, (everything, frozen)
+            assert frozen and all(cgroups.namespace_helpers(tid, sys.executable) == [] for tid in frozen)
+            assert cgroup_tasks(paths["memory"]) == cgroup_tasks(paths["cpu"]) == everything
+        spinner = match._processes[1].transport.confinement.cgroups.paths["freezer"]
+        tgids = {re.search(r"^Tgid:\s+(\d+)", Path(f"/proc/{tid}/status").read_text(), re.M)[1]
+                 for tid in cgroup_tasks(spinner)}
+        assert len(tgids) >= 2  # the bot and its spinning child
+
+
+def test_namespace_helpers_names_only_a_launcher_and_the_init_of_a_new_pid_namespace(tmp_path):
+    """A process is taken out of a bot's freezer cgroup only when it runs the launcher and it or its
+    only child is that child, the first process of a PID namespace of its own: a shell's plain child
+    (no namespace), a launcher with two children, or another program gives nothing."""
+    shell = os.path.realpath("/bin/sh")
+    plain = subprocess.Popen(["/bin/sh", "-c", "sleep 30; exit 0"])
+    two = subprocess.Popen(["/bin/sh", "-c", "sleep 30 & sleep 30; exit 0"])
+    try:
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and len(
+                Path(f"/proc/{two.pid}/task/{two.pid}/children").read_text().split()) < 2:
+            time.sleep(0.01)
+        assert len(Path(f"/proc/{plain.pid}/task/{plain.pid}/children").read_text().split()) == 1
+        assert cgroups.namespace_helpers(plain.pid, shell) == []  # its child is no namespace's init
+        assert cgroups.namespace_helpers(two.pid, shell) == []
+        assert cgroups.namespace_helpers(plain.pid, sys.executable) == []  # not the launcher
+    finally:
+        for process in (plain, two):
+            process.kill()
+            process.wait()
+    if sandbox.isolation_problem() is not None or os.geteuid() != 0:
+        pytest.skip("a PID namespace of its own cannot be made here as root")
+    unshare = sandbox.tool("unshare")
+    launched = subprocess.Popen([unshare, "--pid", "--fork", "--", "/bin/sh", "-c", "sleep 30; exit 0"])
+    try:
+        deadline, helpers = time.monotonic() + 5, []
+        while time.monotonic() < deadline and not helpers:
+            helpers = cgroups.namespace_helpers(launched.pid, unshare)
+            time.sleep(0.01)
+        (init,) = Path(f"/proc/{launched.pid}/task/{launched.pid}/children").read_text().split()
+        assert helpers == [launched.pid, int(init)]
+        assert len(Path(f"/proc/{init}/task/{init}/children").read_text().split()) == 1
+        assert cgroups.namespace_helpers(int(init), shell) == []  # its child is in its namespace, no init
+    finally:
+        launched.kill()
+        launched.wait()
 
 
 def test_the_sdk_copy_holds_its_bytecode_beside_its_modules_whatever_the_pycache_prefix(tmp_path, monkeypatch):

@@ -145,6 +145,25 @@ def release_dead_referees() -> int:
                for controller in sorted(parents, key=lambda controller: controller != "freezer"))
 
 
+def namespace_helpers(pid: int, launcher: str) -> list[int]:
+    """`pid` and its only child, when `pid` runs `launcher` (bubblewrap or unshare) and that child is
+    the first process of a PID namespace of its own; else nothing. Both are the launch chain's, and
+    only wait: the bot is the child's child, started after both, so neither is ever the bot. Each
+    freeze of the bot would wake them too, since their sleeps (waitpid, poll) are not freezable in
+    place: three context switches a turn instead of one on a shared core."""
+    try:
+        if os.readlink(f"/proc/{pid}/exe") != os.path.realpath(launcher):
+            return []
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        if len(children) != 1:
+            return []
+        nspid = re.search(r"^NSpid:\s+(.+)$", Path(f"/proc/{children[0]}/status").read_text(), re.M)
+    except OSError:
+        return []  # gone, or this kernel does not list children: the helpers stay frozen with the bot
+    levels = [] if nspid is None else nspid.group(1).split()
+    return [pid, int(children[0])] if len(levels) >= 2 and levels[-1] == "1" else []
+
+
 class Cgroups:
     """A bot's own memory, pids, cpu and freezer cgroups (whichever this machine lets us make),
     removed after it. The cpu cgroup gives each bot one equal share of a busy core (CFS group
@@ -209,6 +228,28 @@ class Cgroups:
             self._freezer_state = os.open(self.paths["freezer"] / "freezer.state", os.O_WRONLY | os.O_CLOEXEC)
         os.write(self._freezer_state, b"FROZEN" if frozen else b"THAWED")
         return True
+
+    def exempt_from_freezer(self, tids: list[int]) -> None:
+        """Move these single-threaded processes of the launch chain from the bot's freezer cgroup to
+        the referee's own, where freezing the bot no longer wakes them (see `namespace_helpers`).
+        One thread each, as `tasks_files` explains; a process that has exited is skipped, and a
+        move the kernel refuses leaves it where it was, frozen with the bot as before."""
+        if "freezer" not in self.paths or not tids:
+            return
+        try:
+            fd = os.open(cgroup_parents()["freezer"] / "tasks", os.O_WRONLY | os.O_CLOEXEC)
+        except OSError:
+            return  # not ours to write (a delegated hierarchy's parent): they stay, as they were
+        try:
+            for tid in tids:
+                try:
+                    os.write(fd, str(tid).encode())
+                except ProcessLookupError:
+                    continue  # exited: the bot is gone too, and its next request finds out
+                except OSError:
+                    return  # refused: they stay frozen with the bot, which costs time, not safety
+        finally:
+            os.close(fd)
 
     def release(self) -> None:
         """Kill whatever is left in the bot's cgroups (a setsid escapee, say), then remove them."""

@@ -56,6 +56,7 @@ class PipeTransport(Transport):
         self._stdin = self._stdout = -1  # the pipes' file descriptors while the process runs
         self.confinement: Confinement | None = None
         self.frozen = False  # whether its freezer cgroup holds all its processes stopped
+        self._helpers_exempt = False  # whether the launch chain's helpers were taken out of that cgroup
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -140,9 +141,16 @@ class PipeTransport(Transport):
             self._watched.append(self._pidfd)
 
     def freeze(self, frozen: bool) -> None:
-        """Through the bot's freezer cgroup, where it has one; writes only when the state changes."""
+        """Through the bot's freezer cgroup, where it has one; writes only when the state changes.
+        Before the first freeze (the bot has said hello: its launch chain is complete) the chain's
+        waiting helpers leave that cgroup (`Confinement.exempt_helpers`)."""
         cgroups = None if self.confinement is None else self.confinement.cgroups
-        if frozen != self.frozen and cgroups is not None and cgroups.freeze(frozen):
+        if frozen == self.frozen or cgroups is None:
+            return
+        if frozen and not self._helpers_exempt:
+            self._helpers_exempt = True
+            self.confinement.exempt_helpers(self._proc.pid)
+        if cgroups.freeze(frozen):
             self.frozen = frozen
 
     def wait_exit(self, timeout: float) -> int | None:

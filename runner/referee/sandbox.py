@@ -48,7 +48,8 @@ import cardarena
 import cardarena.protocol
 from cardarena.config import BWRAP, NONE, SandboxSettings
 from cardarena.referee.bubblewrap import BOT_HOME, bwrap_command, bwrap_problem, etc_copy
-from cardarena.referee.cgroups import Cgroups, freezes_bots, process_start_time, release_dead_referees
+from cardarena.referee.cgroups import (Cgroups, freezes_bots, namespace_helpers, process_start_time,
+                                       release_dead_referees)
 from cardarena.referee.system import MIB, NOBODY, SandboxError, namespace_probe, tool
 from cardarena.referee.views import (SDK_FARM_PREFIX, SDK_ROOT, SYSTEM_DIRS, check_readable_by_nobody, python_folders,
                                      sdk_copy, sdk_entries, sdk_farm, visible_folders)
@@ -161,6 +162,9 @@ class Confinement:
     preexec: Callable[[], None] | None = None  # only where prlimit is missing (not Linux)
     rlimits: dict[str, int] = field(default_factory=dict)
     fds: list[int] = field(default_factory=list)  # what bubblewrap reads its arguments from: hand them down
+    #: the program the chain ends in that waits for the bot's PID namespace's init (bubblewrap or
+    #: unshare), None where there is none
+    launcher: str | None = None
 
     def close_fds(self) -> None:
         """Close the descriptors handed down to the bot's process (once it is started, or instead)."""
@@ -190,6 +194,13 @@ class Confinement:
         if re.search(r"No space left on device|ENOSPC", stderr_tail):
             return f"disk cap {settings.disk_mb} MiB of /tmp, /dev/shm or HOME reached (the bot's stderr says so)"
         return None
+
+    def exempt_helpers(self, pid: int) -> None:
+        """Take the launcher (process `pid`, the one `Popen` started, once its chain has run) and the
+        init of the bot's PID namespace out of the bot's freezer cgroup (`namespace_helpers`), so
+        that each freeze of the bot wakes only its own processes."""
+        if self.launcher is not None and self.cgroups is not None:
+            self.cgroups.exempt_from_freezer(namespace_helpers(pid, self.launcher))
 
     def release(self) -> None:
         """Remove the bot's cgroups (killing anything left in them) and its private folders."""
@@ -239,8 +250,9 @@ def prepare(command: Sequence[str], cwd: str | None, folder: str | None, env: Se
         argv, preexec = _with_rlimits(inner, rlimits)
         if cgroups.paths:
             argv = ["/bin/sh", "-c", _JOIN_CGROUPS, "sh", *cgroups.tasks_files(), "--", *argv]
+        launcher = tool("bwrap") if mode == BWRAP else tool("unshare") if isolation_problem() is None else None
         return Confinement(argv, outer_env, workdir, mode, settings, cgroups if cgroups.paths else None,
-                           scratch, preexec, rlimits, fds)
+                           scratch, preexec, rlimits, fds, launcher)
     except BaseException:
         cgroups.release()
         for fd in fds:
