@@ -633,6 +633,58 @@ def test_namespace_helpers_names_only_a_launcher_and_the_init_of_a_new_pid_names
         launched.wait()
 
 
+INIT_HIJACKER = '''\
+import ctypes
+import sys
+from cardarena.protocol.bot import RandomBot, run
+
+libc = ctypes.CDLL(None, use_errno=True)
+PTRACE_SEIZE = 0x4206
+if libc.ptrace(PTRACE_SEIZE, 1, None, None) == 0:
+    sys.exit("HIJACK: seized pid 1, the init outside the freezer")
+try:
+    open("/proc/1/mem", "r+b").close()
+    sys.exit("HIJACK: /proc/1/mem opened for writing")
+except OSError as error:
+    print(f"refused: ptrace errno {ctypes.get_errno()}, /proc/1/mem {error.errno}", file=sys.stderr)
+run(RandomBot(0))
+'''
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_bot_cannot_take_over_the_init_that_left_its_freezer(mode, tmp_path):
+    """The init of a bot's PID namespace runs outside the bot's freezer cgroup; were the bot able to
+    ptrace it (or write its memory through /proc/1/mem) it could run code there while frozen. The
+    helpers leave the freezer only where the bot runs as a uid of its own (`Confinement.launcher`),
+    and then both are refused; the bot plays on."""
+    cgroup_or_skip("freezer")
+    needs_isolation(mode)
+    if os.geteuid() != 0:
+        pytest.skip("the helpers leave the freezer only where the organiser is root")
+    bot = python_bot_folder(tmp_path, "hijacker", INIT_HIJACKER)
+    spec = BotSpec("hijacker", ("python3", "bot.py"), cwd=str(bot), folder=str(bot))
+    with Match([spec, random_bot()], Limits(decision_timeout=10, sandbox=settings(mode)), log_dir=tmp_path) as match:
+        record = match.play(KNOCK_RUMMY, seed=1)
+        assert match._processes[0].transport.confinement.launcher is not None
+    log = (tmp_path / "hijacker.stderr.log").read_text()
+    assert not record.faults, (record.faults, log)
+    assert "refused: ptrace errno 1, /proc/1/mem 13" in log, log
+
+
+def test_a_bot_of_the_organisers_own_uid_keeps_its_helpers_in_its_freezer(monkeypatch):
+    """A non-root organiser's bot runs as the organiser's uid, like its launch chain: it could ptrace
+    its namespace's init, so the helpers stay frozen with it (no launcher to exempt)."""
+    cgroup_or_skip("freezer")
+    monkeypatch.setattr(os, "geteuid", lambda: 4242)
+    monkeypatch.setattr(os, "getuid", lambda: 4242)
+    confinement = sandbox.prepare([sys.executable, str(RANDOM_BOT)], None, str(RANDOM_BOT.parent), (), (),
+                                  SandboxSettings(mode="none"))
+    try:
+        assert confinement.launcher is None
+    finally:
+        confinement.release()
+
+
 def test_the_sdk_copy_holds_its_bytecode_beside_its_modules_whatever_the_pycache_prefix(tmp_path, monkeypatch):
     """A bot's Python cannot write bytecode to the read-only SDK mount, so the referee compiles its
     copy once (runner/referee/SANDBOX.md § What the sandbox costs); an organiser's PYTHONPYCACHEPREFIX

@@ -163,7 +163,7 @@ class Confinement:
     rlimits: dict[str, int] = field(default_factory=dict)
     fds: list[int] = field(default_factory=list)  # what bubblewrap reads its arguments from: hand them down
     #: the program the chain ends in that waits for the bot's PID namespace's init (bubblewrap or
-    #: unshare), None where there is none
+    #: unshare), where the bot runs as a uid of its own; else None
     launcher: str | None = None
 
     def close_fds(self) -> None:
@@ -198,7 +198,9 @@ class Confinement:
     def exempt_helpers(self, pid: int) -> None:
         """Take the launcher (process `pid`, the one `Popen` started, once its chain has run) and the
         init of the bot's PID namespace out of the bot's freezer cgroup (`namespace_helpers`), so
-        that each freeze of the bot wakes only its own processes."""
+        that each freeze of the bot wakes only its own processes. Only where the bot runs as a uid
+        of its own (the organiser is root): a bot of the helpers' own uid could ptrace its init,
+        pid 1 of its namespace, and run code there, outside the freezer."""
         if self.launcher is not None and self.cgroups is not None:
             self.cgroups.exempt_from_freezer(namespace_helpers(pid, self.launcher))
 
@@ -250,7 +252,9 @@ def prepare(command: Sequence[str], cwd: str | None, folder: str | None, env: Se
         argv, preexec = _with_rlimits(inner, rlimits)
         if cgroups.paths:
             argv = ["/bin/sh", "-c", _JOIN_CGROUPS, "sh", *cgroups.tasks_files(), "--", *argv]
-        launcher = tool("bwrap") if mode == BWRAP else tool("unshare") if isolation_problem() is None else None
+        launcher = None  # see Confinement.exempt_helpers
+        if bot_uid != os.geteuid():
+            launcher = tool("bwrap") if mode == BWRAP else tool("unshare") if isolation_problem() is None else None
         return Confinement(argv, outer_env, workdir, mode, settings, cgroups if cgroups.paths else None,
                            scratch, preexec, rlimits, fds, launcher)
     except BaseException:
