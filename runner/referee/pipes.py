@@ -214,6 +214,7 @@ class PipeTransport(Transport):
 
     def receive(self, deadline: float) -> tuple[dict[str, Any], bytes]:
         exited = False
+        looked = False  # whether the pipe was read once before the first wait
         while True:
             try:
                 body = self._reader.next_body()
@@ -221,6 +222,10 @@ class PipeTransport(Transport):
                     return decode_body(body), body
             except FrameError as error:
                 raise TransportError(error.kind, str(error), error.data) from None
+            if not looked:
+                looked = True  # on a shared core the answer is usually in already: no poll for it
+                if self._read_chunk():
+                    continue
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise NoReply(self._reader.pending(), self._received)
