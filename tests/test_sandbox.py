@@ -595,10 +595,11 @@ def test_only_the_launch_chains_helpers_leave_the_freezer(mode):
         assert len(tgids) >= 2  # the bot and its spinning child
 
 
-def test_namespace_helpers_names_only_a_launcher_and_the_init_of_a_new_pid_namespace(tmp_path):
-    """A process is taken out of a bot's freezer cgroup only when it runs the launcher and it or its
-    only child is that child, the first process of a PID namespace of its own: a shell's plain child
-    (no namespace), a launcher with two children, or another program gives nothing."""
+def test_namespace_helpers_names_only_a_launcher_and_the_init_of_a_new_pid_namespace():
+    """Processes are taken out of a bot's freezer cgroup only as a pair: one that runs the launcher,
+    and its only child when that child is the first process of a PID namespace of its own. A
+    shell's plain child (no namespace), a launcher with two children, another program, or an init
+    (whose child is inside its namespace) gives nothing."""
     shell = os.path.realpath("/bin/sh")
     plain = subprocess.Popen(["/bin/sh", "-c", "sleep 30; exit 0"])
     two = subprocess.Popen(["/bin/sh", "-c", "sleep 30 & sleep 30; exit 0"])
