@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -14,14 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.ports import free_port
+
 CARDARENA = [sys.executable, "-m", "cardarena.cli"]
 WAIT = 40.0  # seconds at most for the checks and the first games on a loaded machine
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def cardarena(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:

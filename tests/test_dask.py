@@ -25,6 +25,7 @@ import pytest
 from cardarena.config import BotSpec, Limits
 from cardarena.tournament.execution.events import FinishedGame
 from cardarena.tournament.planning.schedule import GameSettings, schedule
+from tests.ports import free_port
 from tests.test_sandbox import spy_folder
 from tests.test_tournament import ROOT, cardarena, stored_games
 
@@ -64,13 +65,6 @@ class Cluster:
 def _environment() -> dict[str, str]:
     """The environment cluster processes start with: this one, with this tree importable."""
     return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(":")}
-
-
-def free_port() -> int:
-    """A TCP port of 127.0.0.1 that nothing listens on now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def start_cluster(folder: Path, workers: int = 2, worker_options: tuple[str, ...] = (), wait: bool = True) -> Cluster:
