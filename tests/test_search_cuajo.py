@@ -176,6 +176,44 @@ def test_samples_after_the_end_give_the_revealed_hands_and_stock():
     assert ends["purro"] >= 40 and ends["two purro"] >= 15 and ends["secret"] >= 3, ends
 
 
+def hands_seen_purro(plan: Plan) -> tuple[int, bool]:
+    """How many hidden hands were seen purro, and whether one of them was announced purro at several
+    prefixes (an unseen draw between two such announcements: cuajo.md § Sampling hidden cards, its
+    limits)."""
+    across = False
+    for other in plan.purro_checked:
+        drawn, prefixes = 0, set()
+        for step in plan.reading.flows[other]:
+            if step[0] == "unseen":
+                drawn += 1
+            elif step[0] == "purro" and step[1]:
+                prefixes.add(drawn)
+        across |= len(prefixes) > 1
+    return len(plan.purro_checked), across
+
+
+def test_positions_after_purro_announcements_are_sampled_consistently_in_every_option_set():
+    """The test above stops at another seat's first purro announcement (each later position costs
+    its walks); here every 4th decision of each seat after one, in heuristic hands 0 and 1 of every
+    option set, with one or two hidden hands seen purro, at one prefix or across several, and hands
+    announced purro at their first discard (a 15-card fill of nearly the whole deck: cuajo.md §
+    Sampling hidden cards, Counting those draws). Three hands seen purro are beyond the budget
+    (cuajo.md § Sampling hidden cards, Its limits); these hands have none."""
+    rng = random.Random(17)
+    kinds = Counter()
+    for options in OPTION_SETS:
+        for seed in (0, 1):
+            played = play_recorded("cuajo", 4, options, seed, heuristic_policy)
+            for transcript in played.transcripts:
+                after = [p for p in positions(transcript) if p.game_end is None and other_purro_flags(p)]
+                for position in after[::4]:
+                    kind = hands_seen_purro(Plan(position))
+                    assert kind[0] <= 2, (options, seed, transcript.seat)
+                    assert_consistent(position, *sampled(position, rng, attempts=2000))
+                    kinds[kind] += 1
+    assert sum(kinds.values()) >= 30 and kinds[(2, False)] >= 3 and kinds[(1, True)] >= 3, kinds
+
+
 #: heuristic hands (seed) whose seat seed % 4 sees another seat announced purro once (cuajo.md § Purro),
 #: each sampled at the first such decision; fixed seeds, as some such positions are beyond the budget
 PURRO_SEEDS = (0, 1, 3, 5, 8, 9, 10)
