@@ -220,6 +220,8 @@ class GroupWalk:
         self._by_draw: dict[tuple[int, ...], dict[int, int]] = {}
         #: per draw of the last rank and status tuple, the last states it gives that with (made as `draw` asks)
         self._matching: dict[tuple[int, tuple[int, ...]], list[tuple[int, ...]]] = {}
+        #: per status tuple, each merged last state with the draws (bits) that give it that (not for kings)
+        self._draws_giving: dict[tuple[int, ...], list[tuple[tuple[int, ...], int]]] = {}
         self._steps: dict[tuple, tuple[list, list[int]]] = {}
         if self.kings:
             for key, ways in self._last_ways.items():
@@ -302,8 +304,10 @@ class GroupWalk:
             for combination in product(*per_view):
                 draws = reduce(and_, (bits for bits, _ in combination))
                 if draws:
-                    masks = by_draws.setdefault(tuple(status for _, status in combination), {})
+                    status = tuple(status for _, status in combination)
+                    masks = by_draws.setdefault(status, {})
                     masks[draws] = masks.get(draws, 0) + ways
+                    self._draws_giving.setdefault(status, []).append((key, draws))
         for status, masks in by_draws.items():
             tally = [0] * len(self.ranks[-1])
             for draws, ways in masks.items():
@@ -315,7 +319,11 @@ class GroupWalk:
         """The last states (merged) that draw `index` of the last rank gives `status` with."""
         found = self._matching.get((index, status))
         if found is None:
-            found = self._matching[(index, status)] = [key for key in self._last_ways if self._status(key, index) == status]
+            if self.kings:
+                found = [key for key in self._last_ways if self._status(key, index) == status]
+            else:
+                found = [key for key, draws in self._draws_giving.get(status, ()) if draws >> index & 1]
+            self._matching[(index, status)] = found
         return found
 
     def _status(self, key: tuple[int, ...], index: int) -> tuple[int, ...]:
