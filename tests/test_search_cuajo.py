@@ -74,7 +74,7 @@ def assert_consistent(transcript: Transcript, proposal, state) -> None:
 
 def other_purro_flags(transcript: Transcript) -> int:
     """How many times another seat was announced purro so far (past that, each sample deals those
-    hands purro, a count of 0.1-0.7 s per hand and position: cuajo.md § Sampling hidden cards)."""
+    hands purro, a count of 0.05-1.5 s per hand and position: cuajo.md § Sampling hidden cards)."""
     return sum(event["type"] == "purro" and event["purro"] and event["seat"] != transcript.seat
                for event in transcript.events())
 
@@ -129,7 +129,8 @@ def consistency_positions(policy, seeds, every: int):
 def test_every_sampled_deal_gives_the_seat_exactly_what_it_saw(policy, seeds, every):
     """Every `every`-th decision of every seat up to its 24th, then every 8th of the later ones (one costs
     its count, 0.1-0.5 s: see cuajo.md § Sampling hidden cards, Speed), in every option set, before
-    another seat is announced purro."""
+    another seat is announced purro (the positions after it: `test_positions_after_purro_announcements_are_sampled_
+    consistently_in_every_option_set`)."""
     rng = random.Random(7)
     checked = late = 0
     for transcript in consistency_positions(policy, seeds, every):

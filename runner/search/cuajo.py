@@ -50,7 +50,7 @@ MOST_PROPOSAL_SECONDS = 10.0
 #: many states at one draw; past it, one copy at a time with a coin each (`_Dealing.hand`)
 MOST_COUNTED_STATES = 20_000
 #: a hand seen purro is dealt purro by construction (`Plan.purro_deals`) while the copies its prefix
-#: may hold come in at most this many contents (each is counted once per position: 0.1-0.7 s)
+#: may hold come in at most this many contents (each is counted once per position: 0.05-1.5 s)
 MOST_PURRO_CONTENTS = 8
 #: nor when that would take more than this many counts (choices of hidden cards times hands seen purro)
 MOST_PURRO_COUNTS = 16
