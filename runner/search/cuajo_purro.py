@@ -218,17 +218,20 @@ class GroupWalk:
         self._last_ways = {key: sum(self.layers[-1][state] for state in states) for key, states in self.last.items()}
         #: per status tuple and draw of the last rank, the ways of the last states it gives that with
         self._by_draw: dict[tuple[int, ...], dict[int, int]] = {}
-        #: per draw of the last rank and status tuple, the last states it gives that with (made as `draw` asks)
+        #: per draw of the last rank and status tuple, the last states it gives that with (kings: made here;
+        #: the others as `draw` asks, from `_draws_giving`)
         self._matching: dict[tuple[int, tuple[int, ...]], list[tuple[int, ...]]] = {}
         #: per status tuple, each merged last state with the draws (bits) that give it that (not for kings)
         self._draws_giving: dict[tuple[int, ...], list[tuple[tuple[int, ...], int]]] = {}
         self._steps: dict[tuple, tuple[list, list[int]]] = {}
-        if self.kings:
+        if self.kings:  # few merged states: every match list is made here, as each draw judges them
             for key, ways in self._last_ways.items():
                 _on_time()
                 for index in range(len(self.ranks[-1])):
-                    by_draw = self._by_draw.setdefault(self._status(key, index), {})
+                    status = self._status(key, index)
+                    by_draw = self._by_draw.setdefault(status, {})
                     by_draw[index] = by_draw.get(index, 0) + ways
+                    self._matching.setdefault((index, status), []).append(key)
         else:
             self._tally_by_bits(len(views))
         limit = (1 << self.width) - 1
@@ -318,11 +321,8 @@ class GroupWalk:
     def _keys_matching(self, index: int, status: tuple[int, ...]) -> list[tuple[int, ...]]:
         """The last states (merged) that draw `index` of the last rank gives `status` with."""
         found = self._matching.get((index, status))
-        if found is None:
-            if self.kings:
-                found = [key for key in self._last_ways if self._status(key, index) == status]
-            else:
-                found = [key for key, draws in self._draws_giving.get(status, ()) if draws >> index & 1]
+        if found is None:  # a merged last rank of the aces or 3-4-5s: made on first use (see `_tally_by_bits`)
+            found = [key for key, draws in self._draws_giving.get(status, ()) if draws >> index & 1]
             self._matching[(index, status)] = found
         return found
 
