@@ -212,8 +212,6 @@ class GroupWalk:
                     came.setdefault(key, []).append((state, index))
             self.layers.append(following)
             self.came_from.append(came)
-        #: per draw of the last rank, per view, the bit it is judged at in a merged state (`_closed`)
-        self._bits = [choice[0] if self.kings else (index,) * len(views) for index, choice in enumerate(self.ranks[-1])]
         self.last = self._closed(views) if self.kings else self._merged(len(views))
         self._last_ways = {key: sum(self.layers[-1][state] for state in states) for key, states in self.last.items()}
         #: per status tuple and draw of the last rank, the ways of the last states it gives that with
@@ -227,8 +225,8 @@ class GroupWalk:
         if self.kings:  # few merged states: every match list is made here, as each draw judges them
             for key, ways in self._last_ways.items():
                 _on_time()
-                for index in range(len(self.ranks[-1])):
-                    status = self._status(key, index)
+                for index, choice in enumerate(self.ranks[-1]):
+                    status = self._king_status(key, choice[0])
                     by_draw = self._by_draw.setdefault(status, {})
                     by_draw[index] = by_draw.get(index, 0) + ways
                     self._matching.setdefault((index, status), []).append(key)
@@ -326,10 +324,10 @@ class GroupWalk:
             self._matching[(index, status)] = found
         return found
 
-    def _status(self, key: tuple[int, ...], index: int) -> tuple[int, ...]:
-        """The status tuple of a merged last state with draw `index` of the last rank: per view, its
-        complete and short bits at that draw's bit (`_bits`)."""
-        bits = self._bits[index]
+    @staticmethod
+    def _king_status(key: tuple[int, ...], bits: tuple[int, ...]) -> tuple[int, ...]:
+        """The status tuple of a last state merged by its closures (`_closed`) with one king draw:
+        per view, its complete and short bits at that draw's king counts (`bits`, one per view)."""
         if len(bits) == 1:  # one view, the usual case: no loop
             return ((key[0] >> bits[0] & 1) | (key[1] >> bits[0] & 1) << 1,)
         return tuple((key[2 * view] >> bit & 1) | (key[2 * view + 1] >> bit & 1) << 1 for view, bit in enumerate(bits))
