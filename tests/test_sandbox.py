@@ -130,8 +130,9 @@ def test_the_spy_cannot_reach_the_organisers_files_network_or_processes(mode, tm
         command = ["python", "spy.py", "--port", str(port)] + [f"--probe={p}" for p in probes]
         (folder / "bot.toml").write_text(f'name = "spy"\ncommand = {json.dumps(command)}\n')
         report = spy_report(load_manifest(folder).spec, mode, tmp_path)
-    assert report["limits"]["RLIMIT_NOFILE"] == SandboxSettings.open_files
-    assert report["limits"]["RLIMIT_FSIZE"] == SandboxSettings.file_size_mb << 20
+    assert report["limits"]["RLIMIT_NOFILE"] == [SandboxSettings.open_files] * 2  # soft and hard
+    assert report["limits"]["RLIMIT_FSIZE"] == [SandboxSettings.file_size_mb << 20] * 2
+    assert report["limits"]["RLIMIT_CORE"] == [0, 0]
     assert not report["cwd_writable"] or mode == "none"
     needs_bwrap(mode, "the bot runs as the organiser's user and sees what it sees")
     readable = report["readable"]
@@ -386,8 +387,45 @@ def test_without_prlimit_the_rlimits_are_set_between_fork_and_exec(tmp_path, mon
     """Where util-linux's prlimit is missing (not Linux), the same rlimits come from a preexec hook."""
     found = sandbox.tool
     monkeypatch.setattr(sandbox, "tool", lambda name: None if name == "prlimit" else found(name))
+    monkeypatch.setattr(sandbox, "_shell_rlimits", lambda rlimits: None)  # nor does sh set them
     report = spy_report(load_manifest(spy_folder(tmp_path)).spec, "none", tmp_path, open_files=99)
-    assert report["limits"]["RLIMIT_NOFILE"] == 99
+    assert report["limits"]["RLIMIT_NOFILE"] == [99, 99]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("shell_sets", [True, False])
+def test_the_rlimits_are_the_same_whether_sh_or_prlimit_sets_them(mode, shell_sets, tmp_path, monkeypatch):
+    """Where the bot has cgroups, the shell joining them sets its rlimits with `ulimit` (one program
+    fewer per start); where that shell's ulimit is not as expected, prlimit does. The bot sees the
+    same limits, soft and hard, either way."""
+    cgroup_or_skip("pids")
+    if not shell_sets:
+        monkeypatch.setattr(sandbox, "shell_sets_rlimits", lambda shell="/bin/sh": False)
+    elif not sandbox.shell_sets_rlimits():
+        pytest.skip("this machine's /bin/sh does not set rlimits as `ulimit` should")
+    caps = {"open_files": 77, "file_size_mb": 3}
+    confinement = sandbox.prepare(["/bin/true"], None, None, (), (), settings(mode, **caps))
+    try:
+        assert (sandbox.tool("prlimit") in confinement.argv) is not shell_sets, confinement.argv
+    finally:
+        confinement.release()
+    limits = spy_report(load_manifest(spy_folder(tmp_path)).spec, mode, tmp_path, **caps)["limits"]
+    assert (limits["RLIMIT_NOFILE"], limits["RLIMIT_FSIZE"], limits["RLIMIT_CORE"]) == ([77, 77], [3 << 20] * 2, [0, 0])
+
+
+def test_a_shell_whose_ulimit_counts_otherwise_is_not_trusted_with_the_rlimits(tmp_path):
+    """bash run as bash counts `ulimit -f` in 1024-byte blocks, where sh counts 512: the probe reads
+    the limits the shell really set and leaves such a shell (or one without ulimit) to prlimit."""
+    bash = shutil.which("bash")
+    if bash is not None:
+        assert not sandbox.shell_sets_rlimits(bash)
+    no_ulimit = tmp_path / "shell"
+    no_ulimit.write_text('#!/bin/sh\nexec cat /proc/self/limits\n')  # ignores what it is asked to run
+    no_ulimit.chmod(0o755)
+    assert not sandbox.shell_sets_rlimits(str(no_ulimit))
+    assert not sandbox.shell_sets_rlimits(str(tmp_path / "missing"))
+    if os.path.realpath("/bin/sh").endswith("/dash"):  # Debian's and Ubuntu's sh
+        assert sandbox.shell_sets_rlimits("/bin/sh")
 
 
 def test_check_names_its_sandbox_in_every_report(tmp_path):

@@ -58,8 +58,8 @@ def main():
         "readable": {path: readable(path) for path in args.probe},
         "processes": command_lines(),
         "connect": None if args.port is None else connects(args.port),
-        "limits": {name: resource.getrlimit(getattr(resource, name))[0]
-                   for name in ("RLIMIT_NOFILE", "RLIMIT_FSIZE", "RLIMIT_AS", "RLIMIT_NPROC")},
+        "limits": {name: resource.getrlimit(getattr(resource, name))  # (soft, hard)
+                   for name in ("RLIMIT_NOFILE", "RLIMIT_FSIZE", "RLIMIT_CORE", "RLIMIT_AS", "RLIMIT_NPROC")},
         "cores": sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
         "cwd_writable": os.access(".", os.W_OK),
         "home_writable": os.access(os.environ.get("HOME", "/nonexistent"), os.W_OK),
