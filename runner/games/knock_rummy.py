@@ -174,31 +174,39 @@ def _cards_of(mask: int) -> list[int]:
 def best_arrangement(cards: Sequence[int]) -> tuple[int, list[list[int]], list[int]]:
     """The optimal arrangement of a hand: (deadwood, melds, deadwood cards), cards ascending.
 
-    Only the cards that belong to some meld of the hand are searched; the rest are deadwood.
+    Only the cards that belong to some meld of the hand are searched (`_meld_arrangement`); the
+    rest are deadwood.
     """
-    mask = 0
-    for card in cards:
-        mask |= 1 << card
+    mask = sum(map(_BIT.__getitem__, cards))
     meldable = _meldable(mask)
-    unmatched = _cards_of(mask ^ meldable)
-    melds: list[list[int]] = []
-    if meldable:
-        memo: dict[int, int] = {}
-        remaining, still_owed = meldable, _least_deadwood(meldable, memo)
-        while remaining:
-            low = remaining & -remaining
-            lowest = low.bit_length() - 1
-            for meld in MELDS_BY_LOWEST[lowest]:
-                if meld & remaining == meld and _least_deadwood(remaining ^ meld, memo) == still_owed:
-                    melds.append(_cards_of(meld))
-                    remaining ^= meld
-                    break
-            else:
-                unmatched.append(lowest)
-                remaining ^= low
-                still_owed -= VALUE[lowest]
-        unmatched.sort()
-    return sum(VALUE[card] for card in unmatched), melds, unmatched
+    if not meldable:  # most hands at a round's end in random play: nothing to search
+        return _points(mask), [], sorted(cards)
+    melds, left = _meld_arrangement(meldable)
+    unmatched = sorted(_cards_of(mask ^ meldable) + list(left))
+    return sum(VALUE[card] for card in unmatched), [list(meld) for meld in melds], unmatched
+
+
+@lru_cache(maxsize=1 << 12)
+def _meld_arrangement(meldable: int) -> tuple[tuple[tuple[int, ...], ...], tuple[int, ...]]:
+    """The melds, and the cards left over, of an optimal arrangement of cards that all belong to
+    some meld: the lowest card opens the first meld that keeps the least deadwood reachable, or
+    is left over (memoised like `_meldable_deadwood`: few such sets occur)."""
+    memo: dict[int, int] = {}
+    remaining, still_owed = meldable, _least_deadwood(meldable, memo)
+    melds, left = [], []
+    while remaining:
+        low = remaining & -remaining
+        lowest = low.bit_length() - 1
+        for meld in MELDS_BY_LOWEST[lowest]:
+            if meld & remaining == meld and _least_deadwood(remaining ^ meld, memo) == still_owed:
+                melds.append(tuple(_cards_of(meld)))
+                remaining ^= meld
+                break
+        else:
+            left.append(lowest)
+            remaining ^= low
+            still_owed -= VALUE[lowest]
+    return tuple(melds), tuple(left)
 
 
 def deadwood(cards: Sequence[int]) -> int:
