@@ -23,7 +23,8 @@ from cardarena.referee.match import Match
 from cardarena.config import BotSpec, Limits, SandboxSettings
 from cardarena.search import SamplingError, SeatKnowledge, Transcript, first_consistent
 from cardarena.games.cuajo import NAME, parse_card
-from cardarena.search.cuajo import SAMPLER, STOCK_START, HandCount, Plan, _keeps_purro_flags, packet_positions
+from cardarena.search.cuajo import SAMPLER, STOCK_START, HandCount, Plan, _keeps_purro_flags, _placed, packet_positions
+from cardarena.search.knowledge import exact_sampling
 from tests.conftest import writable_folder
 from tests.chi_square import chi_square_pooled_p_value
 from tests.search_support_cuajo import play_recorded, positions, replayed_messages
@@ -213,6 +214,33 @@ def test_positions_after_purro_announcements_are_sampled_consistently_in_every_o
                     assert_consistent(position, *sampled(position, rng, attempts=2000))
                     kinds[kind] += 1
     assert sum(kinds.values()) >= 30 and kinds[(2, False)] >= 3 and kinds[(1, True)] >= 3, kinds
+
+
+def test_three_hands_seen_purro_sample_consistently_when_exactness_is_waived():
+    """With three hidden hands seen purro, the joint coins keep almost no deal (cuajo.md § Sampling
+    hidden cards, Its limits): at this position none of 3,000 placements. `exact=False` drops those
+    coins and keeps fills that fit together: dozens of the same 3,000 placements, and the deals it
+    gives replay to exactly what the seat saw. The flag lasts for that sampling only."""
+    played = play_recorded("cuajo", 4, {}, 3, heuristic_policy)
+    position = next(p for p in positions(played.transcripts[3]) if len(p.decisions) == 16)
+    plan = Plan(position)
+    assert hands_seen_purro(plan)[0] == 3 and len(next(iter(plan.purro_deals.values()))) == 3
+    kept = {}
+    for joint in (True, False):
+        rng = random.Random(5)
+        kept[joint] = sum(_placed(plan, plan.choices[rng.randrange(len(plan.choices))], rng, joint) is not None
+                          for _ in range(3000))
+    assert kept[True] == 0 and kept[False] >= 20, kept
+    rng = random.Random(1)
+    for _ in range(3):
+        assert_consistent(position, *first_consistent(GAME, position, SAMPLER, rng, 10_000, exact=False))
+    assert exact_sampling.get() is True
+    knowledge = SeatKnowledge(position.game_start)
+    for message in position.decisions:
+        knowledge.observe(message)
+        if len(knowledge.transcript.answers) < len(position.answers):
+            knowledge.answered(position.answers[len(knowledge.transcript.answers)])
+    assert knowledge.sample(random.Random(2), exact=False).view(position.seat) == position.current_view()
 
 
 #: heuristic hands (seed) whose seat seed % 4 sees another seat announced purro once (cuajo.md § Purro),

@@ -340,7 +340,27 @@ def joint_target() -> dict[tuple, Fraction]:
     return {key: chance / whole for key, chance in target.items()}
 
 
-def joint_samples(samples: int, rng: random.Random, faithful: bool = True) -> Counter:
+def apart_target() -> dict[tuple, Fraction]:
+    """By enumeration, what `conditioned_fills(joint=False)` draws: a placement by its prior and its
+    keep coin, then each fill drawn from the whole pool by its own law, kept when the two fit in
+    the pool together (no coin for their joint chance)."""
+    fills = {size: TinyFill(size, first_holds_type_0) for _, size in PLACEMENTS}
+    second = TinyFill(2, second_holds_no_pair)
+    target = {}
+    for placement, (prior, size) in enumerate(PLACEMENTS):
+        first = fills[size]
+        first_total = sum(ways for _, ways in first.options)
+        second_total = sum(ways for _, ways in second.options)
+        for drawn, ways in first.options:
+            for other, other_ways in second.options:
+                if all(a + b <= c for a, b, c in zip(drawn, other, TINY_POOL)):
+                    target[(placement, tuple(drawn), tuple(other))] = (prior * first.chance * Fraction(ways, first_total)
+                                                                        * Fraction(other_ways, second_total))
+    whole = sum(target.values())
+    return {key: chance / whole for key, chance in target.items()}
+
+
+def joint_samples(samples: int, rng: random.Random, faithful: bool = True, joint: bool = True) -> Counter:
     """Joint draws as `_dealt_purro` makes them: a placement by its prior, its keep coin (its fill's
     chance over the largest), then `conditioned_fills`. Unfaithful: no keep coin, and each hand's
     draw kept as soon as it fits beside the other (no joint coins), a planted bias."""
@@ -354,7 +374,7 @@ def joint_samples(samples: int, rng: random.Random, faithful: bool = True) -> Co
         first = fills[PLACEMENTS[placement][1]]
         if faithful:
             drawn = conditioned_fills(TINY_POOL, [(first, first.chance / most_chance), (second, Fraction(1))],
-                                      most_spread, rng)
+                                      most_spread, rng, joint)
         else:
             drawn = [first.draw(rng), second.draw(rng)]
             if any(a + b > c for a, b, c in zip(*drawn, TINY_POOL)):
@@ -373,6 +393,16 @@ def test_several_conditioned_fills_make_one_joint_draw():
 
 def test_fills_drawn_apart_without_the_coins_fail_the_same_test():
     assert chi_square_pooled_p_value(joint_samples(6000, random.Random(4), faithful=False), joint_target()) < 0.001
+
+
+def test_fills_kept_whenever_they_fit_follow_the_law_drawn_apart_not_the_joint_one():
+    """`joint=False` (SeatKnowledge.sample's exact=False, cuajo.md § Sampling hidden cards, Its
+    limits) keeps fills that fit together without the joint coins: 6,000 draws follow the law of
+    fills drawn apart and kept when they fit (p > 0.001), and fail the joint draw's (p < 0.001), so
+    the approximation is what the docs say it is, and a real one."""
+    drawn = joint_samples(6000, random.Random(4), joint=False)
+    assert chi_square_pooled_p_value(drawn, apart_target()) > 0.001
+    assert chi_square_pooled_p_value(drawn, joint_target()) < 0.001
 
 
 def test_spread_grows_with_every_size_and_is_one_for_a_single_hand():

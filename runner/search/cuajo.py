@@ -31,7 +31,7 @@ from cardarena.games.base import Action
 from cardarena.games.cuajo import (COPIES, DEFAULT_MAX_TURNS, HAND_SIZE, NAME, PENALTY_TURNS, TYPES, one_card_away,
                                    parse_card)
 from cardarena.search.cuajo_purro import PurroHand, conditioned_fills, spread
-from cardarena.search.knowledge import DealSampler, Proposal, SamplingError, Transcript, proposal_deadline
+from cardarena.search.knowledge import DealSampler, Proposal, SamplingError, Transcript, exact_sampling, proposal_deadline
 
 DECK_SIZE = TYPES * COPIES
 SOWEE_POSITION = 4 * HAND_SIZE + 1  # the card after the four hands (15 + 15 + 15 + the dealer's 16)
@@ -521,6 +521,7 @@ class CuajoSampler(DealSampler):
         deadline = proposal_deadline.get()
         if deadline is not None:
             give_up = min(give_up, deadline)
+        joint = exact_sampling.get()  # False: the hands seen purro drawn apart, kept when they fit (see `_dealt_purro`)
         deck, placements = None, 0
         while deck is None and placements < MAX_PLACEMENTS:
             if placements % 256 == 0 and time.monotonic() > give_up:  # before the first too: its counts take time
@@ -529,7 +530,7 @@ class CuajoSampler(DealSampler):
             choice = plan.choices[rng.randrange(len(plan.choices))]
             if len(plan.choices) > 1 and rng.randrange(plan.top_weight) >= choice.weight:
                 continue
-            deck = _placed(plan, choice, rng)
+            deck = _placed(plan, choice, rng, joint)
         if deck is None:
             raise SamplingError(f"no Cuajo deal for seat {transcript.seat} kept in {placements} placements "
                                 "(its hidden hands were seen to give up too many cards, or to be purro), "
@@ -544,7 +545,7 @@ class CuajoSampler(DealSampler):
         return Proposal(deck=[NAME[t] for t in deck], options={"dealer": dealer}, actions=actions)
 
 
-def _placed(plan: Plan, choice: Choice, rng: random.Random) -> list[int] | None:
+def _placed(plan: Plan, choice: Choice, rng: random.Random, joint: bool = True) -> list[int] | None:
     """One placement path, kept with chance 1 / (the number of paths that lead to the same deck);
     None when not kept, or when a hidden hand it deals breaks a purro flag it was seen to show.
 
@@ -562,12 +563,13 @@ def _placed(plan: Plan, choice: Choice, rng: random.Random) -> list[int] | None:
     its cards are all placed. This changes no deck's chance: the required copies of different hands
     lie in disjoint positions, and a uniform draw from the rest may fill the positions in any order
     fixed beforehand. The check (`_keeps_purro_flags`) fails only for decks that `replay` rejects
-    too, so the decks kept are still exactly uniform among those `replay` accepts.
+    too, so the decks kept are still exactly uniform among those `replay` accepts. `joint=False`
+    gives up that exactness for the hands dealt purro (see `_dealt_purro`), not for the rest.
     """
     dealing = _Dealing(plan.template[:], choice.rest[:], rng)
     units_by_seat = choice.units_by_seat
     purro_hands = plan.purro_deals.get(choice.cards, {})
-    if purro_hands and not _dealt_purro(plan, choice, dealing):
+    if purro_hands and not _dealt_purro(plan, choice, dealing, joint):
         return None
     for other in plan.seat_order:
         if choice.pools is not None:
@@ -593,11 +595,13 @@ def _placed(plan: Plan, choice: Choice, rng: random.Random) -> list[int] | None:
     return deck
 
 
-def _dealt_purro(plan: Plan, choice: Choice, dealing: "_Dealing") -> bool:
+def _dealt_purro(plan: Plan, choice: Choice, dealing: "_Dealing", joint: bool = True) -> bool:
     """Place the requirements of the hands dealt purro (`Plan.purro_deals`) and fill the rest of
     each one's prefix with a draw that leaves it purro at its judgement (`conditioned_fills`, with
     each placement's coin: its `PurroHand.chance` over `Plan.most_chances`); False when a coin rejects. The fills are drawn
-    before any other card: the order of a uniform fill is free (see `_placed`)."""
+    before any other card: the order of a uniform fill is free (see `_placed`). `joint=False`: the
+    fills are kept whenever they fit together, without the coins that make them one joint draw
+    (not exactly uniform, and hundreds of times likelier to keep with three such hands)."""
     rng, deck = dealing.rng, dealing.deck
     placements = []
     hands = plan.purro_deals[choice.cards]
@@ -615,7 +619,7 @@ def _dealt_purro(plan: Plan, choice: Choice, dealing: "_Dealing") -> bool:
                 placed[deck[position]] += 1
         placements.append((hand.draw_for(placed), hand.chance(placed) / plan.most_chances[other], empty))
     rest = next(iter(hands.values())).rest
-    fills = conditioned_fills(rest, [(draw, keep) for draw, keep, _ in placements], plan.most_spread, rng)
+    fills = conditioned_fills(rest, [(draw, keep) for draw, keep, _ in placements], plan.most_spread, rng, joint)
     if fills is None:
         return False
     left = rest[:]

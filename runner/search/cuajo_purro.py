@@ -534,7 +534,7 @@ class Fill(Protocol):
 
 
 def conditioned_fills(rest: Sequence[int], fills: Sequence[tuple[Fill, Fraction]], most_spread: Fraction,
-                      rng: random.Random) -> list[list[int]] | None:
+                      rng: random.Random, joint: bool = True) -> list[list[int]] | None:
     """Draws for several hands, each from the pool `rest` (counts), each conditioned on its own
     property, jointly as if drawn one after the other without replacement: exactly, or None when a
     coin rejects (try again).
@@ -544,7 +544,12 @@ def conditioned_fills(rest: Sequence[int], fills: Sequence[tuple[Fill, Fraction]
     per fill after the first, prod C(rest - drawn before, its cards) / prod C(rest, its cards), at
     most 1; and for the sizes, `spread` over its largest, `most_spread`. Together they are the
     chance of drawing these cards one hand after the other over that of drawing each from the whole
-    pool, divided by a bound that no draw depends on."""
+    pool, divided by a bound that no draw depends on.
+
+    `joint=False` leaves those coins out: the fills are kept whenever they fit in the pool together,
+    which weights each set of fills by the product of their chances drawn apart, not by their chance
+    drawn one after the other (close, not equal: fills that leave each other fewer cards are
+    favoured). With three Cuajo hands seen purro it keeps some 400 times as many deals."""
     taken, drawn_all = [0] * len(rest), []
     for fill, keep in fills:
         if keep > 1:
@@ -552,13 +557,18 @@ def conditioned_fills(rest: Sequence[int], fills: Sequence[tuple[Fill, Fraction]
         if rng.randrange(keep.denominator) >= keep.numerator:
             return None
         drawn = fill.draw(rng)
-        if drawn_all:
+        if drawn_all and not joint:
+            if any(before + count > left for left, before, count in zip(rest, taken, drawn)):
+                return None
+        elif drawn_all:
             apart = prod(comb(left - before, count) for left, before, count in zip(rest, taken, drawn) if count)
             together = prod(comb(left, count) for left, count in zip(rest, drawn) if count)
             if rng.randrange(together) >= apart:
                 return None
         taken = [a + b for a, b in zip(taken, drawn)]
         drawn_all.append(drawn)
+    if not joint:
+        return drawn_all
     kept = spread(sum(rest), [fill.size for fill, _ in fills]) / most_spread
     if kept > 1:
         raise ValueError("most_spread is below the spread of these fills")

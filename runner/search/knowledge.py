@@ -38,6 +38,10 @@ MAX_ATTEMPTS = 20_000
 #: the deadline of the `first_consistent` under way (a `time.monotonic()` value, or None), for a
 #: sampler whose one proposal may take long (Cuajo's builds many deals in one) to stop at as well
 proposal_deadline: ContextVar[float | None] = ContextVar("proposal_deadline", default=None)
+#: whether the `first_consistent` under way must draw exactly uniformly (the default), or may use a
+#: game's faster proposals, consistent like every deal replay keeps but not exactly uniform, where
+#: the game has some (`SeatKnowledge.sample`'s `exact`)
+exact_sampling: ContextVar[bool] = ContextVar("exact_sampling", default=True)
 
 
 class SamplingError(Exception):
@@ -229,23 +233,33 @@ class SeatKnowledge:
             raise ValueError("an answer was recorded without a decision waiting for it")
         self.transcript.answers.append(action)
 
-    def sample(self, rng: random.Random, attempts: int = MAX_ATTEMPTS, deadline: float | None = None) -> GameState:
+    def sample(self, rng: random.Random, attempts: int = MAX_ATTEMPTS, deadline: float | None = None,
+               exact: bool = True) -> GameState:
         """A full state consistent with everything this seat observed. Its future randomness is
         drawn from `rng`. SamplingError when none is found in `attempts` proposals, or when
         `time.monotonic()` passes `deadline` (a bot's clock is the referee's): checked between two
-        proposals, and inside a proposal that builds many deals (Cuajo's)."""
+        proposals, and inside a proposal that builds many deals (Cuajo's).
+
+        `exact=False` trades exact uniformity for speed where a game's exact sampler can take
+        seconds: the state is still consistent (every deal is replayed), its hidden cards drawn
+        close to uniformly rather than exactly. Only Cuajo has such a trade (cuajo.md § Sampling
+        hidden cards, Its limits: hands seen purro drawn apart, kept when they fit together); the
+        other games sample exactly either way."""
         sampler = sampler_for(self.game.spec.name)
-        _, state = first_consistent(self.game, self.transcript, sampler, rng, attempts, deadline)
+        _, state = first_consistent(self.game, self.transcript, sampler, rng, attempts, deadline, exact)
         state.adopt_rng(random.Random(rng.getrandbits(64)))
         return state
 
 
 def first_consistent(game: Game, transcript: Transcript, sampler: DealSampler, rng: random.Random,
-                     attempts: int = MAX_ATTEMPTS, deadline: float | None = None) -> tuple[Proposal, GameState]:
+                     attempts: int = MAX_ATTEMPTS, deadline: float | None = None,
+                     exact: bool = True) -> tuple[Proposal, GameState]:
     """The first of `sampler`'s proposals that is consistent with `transcript`, and the state it
-    reaches; SamplingError after `attempts` proposals, or once `time.monotonic()` passes `deadline`."""
+    reaches; SamplingError after `attempts` proposals, or once `time.monotonic()` passes `deadline`.
+    `exact=False`: the sampler may propose from its faster, not exactly uniform way (`exact_sampling`)."""
     actions = sampler.actions(transcript)
     token = proposal_deadline.set(deadline)
+    exact_token = exact_sampling.set(exact)
     try:
         for attempt in range(attempts):
             proposal = sampler.propose(transcript, rng)
@@ -255,6 +269,7 @@ def first_consistent(game: Game, transcript: Transcript, sampler: DealSampler, r
             if deadline is not None and time.monotonic() > deadline:
                 raise SamplingError(f"no consistent deal found before the deadline ({attempt + 1} proposals)")
     finally:
+        exact_sampling.reset(exact_token)
         proposal_deadline.reset(token)
     raise SamplingError(f"no deal consistent with seat {transcript.seat}'s observations of "
                         f"{game.spec.name} game {transcript.game_start.get('game_id')} "
