@@ -413,6 +413,19 @@ def test_the_rlimits_are_the_same_whether_sh_or_prlimit_sets_them(mode, shell_se
     assert (limits["RLIMIT_NOFILE"], limits["RLIMIT_FSIZE"], limits["RLIMIT_CORE"]) == ([77, 77], [3 << 20] * 2, [0, 0])
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_a_python_bot_skips_cardarenas_own_editable_hook_in_both_modes(mode, tmp_path):
+    """An editable install (`pip install -e`, as the README sets one up) adds a .pth hook whose finder
+    every Python start imports (about 20 ms of `site`) to map `cardarena` to the project tree, which a
+    bot does not use: it takes the SDK from the folder on its PYTHONPATH. Both modes cover the hook
+    in the bot's mount namespace, so no finder of it is imported."""
+    if not views.own_startup_hooks():
+        pytest.skip("cardarena is not installed in editable mode here: no hook to cover")
+    needs_isolation(mode)
+    report = spy_report(load_manifest(spy_folder(tmp_path)).spec, mode, tmp_path)
+    assert not [name for name in report["startup_finders"] if "cardarena" in name], report["startup_finders"]
+
+
 def test_a_shell_whose_ulimit_counts_otherwise_is_not_trusted_with_the_rlimits(tmp_path):
     """bash run as bash counts `ulimit -f` in 1024-byte blocks, where sh counts 512: the probe reads
     the limits the shell really set and leaves such a shell (or one without ulimit) to prlimit."""

@@ -53,8 +53,8 @@ from cardarena.referee.bubblewrap import BOT_HOME, bwrap_command, bwrap_problem,
 from cardarena.referee.cgroups import (Cgroups, freezes_bots, namespace_helpers, process_start_time,
                                        release_dead_referees)
 from cardarena.referee.system import MIB, NOBODY, SandboxError, namespace_probe, tool
-from cardarena.referee.views import (SDK_FARM_PREFIX, SDK_ROOT, SYSTEM_DIRS, check_readable_by_nobody, python_folders,
-                                     sdk_copy, sdk_entries, sdk_farm, visible_folders)
+from cardarena.referee.views import (SDK_FARM_PREFIX, SDK_ROOT, SYSTEM_DIRS, check_readable_by_nobody, own_startup_hooks,
+                                     python_folders, sdk_copy, sdk_entries, sdk_farm, visible_folders)
 
 #: where the uid a bot runs as when the organiser is root is drawn from, one per bot process: far above
 #: any account's or container's, so no file is its own, and the kernel's per-user counts (pipe buffers,
@@ -365,7 +365,7 @@ def _unsandboxed_command(command: Sequence[str], cwd: str | None, folder: str | 
             return ([setpriv, "--pdeathsig", "KILL", "--"] if setpriv else []) + list(command), bot_env, scratch
         # the bot's own environment (LD_PRELOAD, say) takes effect only in the bot, never in the launch chain
         bot = [tool("env"), "-i", "--", *(f"{name}={value}" for name, value in bot_env.items()), *command]
-        init = _NAMESPACE_INIT
+        init = _hooks_covered(command) + _NAMESPACE_INIT
         if os.geteuid() == 0:
             init = _as_nobody(scratch, [home, tmp], command, cwd, folder) + init
             bot = [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--inh-caps=-all",
@@ -376,6 +376,17 @@ def _unsandboxed_command(command: Sequence[str], cwd: str | None, folder: str | 
     except BaseException:
         shutil.rmtree(scratch, ignore_errors=True)
         raise
+
+
+def _hooks_covered(command: Sequence[str]) -> str:
+    """Shell lines that cover cardarena's own editable-install hooks (`views.own_startup_hooks`) with
+    an empty file in the bot's mount namespace, as bubblewrap does: otherwise every start of a Python
+    bot imports the finder they load, some 20 ms of its `site` here, for a package the bot takes from
+    the SDK's folder anyway. Only for a bot that runs this Python; a mount that fails leaves the hook
+    where it is (a slower start, nothing else)."""
+    mount = tool("mount")
+    hooks = own_startup_hooks() if mount is not None and _runs_this_python(command) else ()
+    return "".join(f"{shlex.join([mount, '--bind', os.devnull, hook])} 2>/dev/null || :; " for hook in hooks)
 
 
 def _as_nobody(scratch: str, private: list[str], command: Sequence[str], cwd: str | None, folder: str | None) -> str:

@@ -62,6 +62,7 @@ def main():
                    for name in ("RLIMIT_NOFILE", "RLIMIT_FSIZE", "RLIMIT_CORE", "RLIMIT_AS", "RLIMIT_NPROC")},
         "cores": sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
         "cwd_writable": os.access(".", os.W_OK),
+        "startup_finders": sorted(name for name in sys.modules if name.startswith("__editable__")),
         "home_writable": os.access(os.environ.get("HOME", "/nonexistent"), os.W_OK),
     }
     sys.stderr.write("SPY " + json.dumps(report) + "\n")
