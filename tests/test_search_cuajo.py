@@ -28,6 +28,7 @@ from cardarena.search.knowledge import exact_sampling
 from tests.conftest import writable_folder
 from tests.chi_square import chi_square_pooled_p_value
 from tests.search_support_cuajo import play_recorded, positions, replayed_messages
+from tests.search_support_knock_rummy import fed_knowledge
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "sample_bots" / "heuristic"))
@@ -235,12 +236,7 @@ def test_three_hands_seen_purro_sample_consistently_when_exactness_is_waived():
     for _ in range(3):
         assert_consistent(position, *first_consistent(GAME, position, SAMPLER, rng, 10_000, exact=False))
     assert exact_sampling.get() is True
-    knowledge = SeatKnowledge(position.game_start)
-    for message in position.decisions:
-        knowledge.observe(message)
-        if len(knowledge.transcript.answers) < len(position.answers):
-            knowledge.answered(position.answers[len(knowledge.transcript.answers)])
-    assert knowledge.sample(random.Random(2), exact=False).view(position.seat) == position.current_view()
+    assert fed_knowledge(position).sample(random.Random(2), exact=False).view(position.seat) == position.current_view()
 
 
 #: heuristic hands (seed) whose seat seed % 4 sees another seat announced purro once (cuajo.md § Purro),

@@ -185,9 +185,9 @@ def _shell_rlimits(rlimits: dict[str, int]) -> list[str] | None:
     when prlimit must (a limit `ulimit` does not set alike everywhere, or a shell that does not)."""
     options = []
     for name, value in rlimits.items():
-        if name not in _ULIMIT_OPTIONS or value % _ULIMIT_OPTIONS[name][1]:
+        option, unit = _ULIMIT_OPTIONS.get(name, (None, 0))
+        if option is None or value % unit:
             return None
-        option, unit = _ULIMIT_OPTIONS[name]
         options += [option, str(value // unit)]
     return options if shell_sets_rlimits() else None
 
@@ -365,9 +365,10 @@ def _unsandboxed_command(command: Sequence[str], cwd: str | None, folder: str | 
             return ([setpriv, "--pdeathsig", "KILL", "--"] if setpriv else []) + list(command), bot_env, scratch
         # the bot's own environment (LD_PRELOAD, say) takes effect only in the bot, never in the launch chain
         bot = [tool("env"), "-i", "--", *(f"{name}={value}" for name, value in bot_env.items()), *command]
-        init = _hooks_covered(command) + _NAMESPACE_INIT
+        python_bot = _runs_this_python(command)
+        init = _hooks_covered(python_bot) + _NAMESPACE_INIT
         if os.geteuid() == 0:
-            init = _as_nobody(scratch, [home, tmp], command, cwd, folder) + init
+            init = _as_nobody(scratch, [home, tmp], command, cwd, folder, python_bot) + init
             bot = [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--inh-caps=-all",
                    "--bounding-set=-all", "--no-new-privs", "--", *bot]
         inner = [setpriv, "--pdeathsig", "KILL", "--", tool("unshare"), *_unshare_args(), "--",
@@ -378,18 +379,19 @@ def _unsandboxed_command(command: Sequence[str], cwd: str | None, folder: str | 
         raise
 
 
-def _hooks_covered(command: Sequence[str]) -> str:
+def _hooks_covered(python_bot: bool) -> str:
     """Shell lines that cover cardarena's own editable-install hooks (`views.own_startup_hooks`) with
     an empty file in the bot's mount namespace, as bubblewrap does: otherwise every start of a Python
     bot imports the finder they load, some 20 ms of its `site` here, for a package the bot takes from
-    the SDK's folder anyway. Only for a bot that runs this Python; a mount that fails leaves the hook
-    where it is (a slower start, nothing else)."""
+    the SDK's folder anyway. Only for a bot that runs this Python (`python_bot`: `_runs_this_python`);
+    a mount that fails leaves the hook where it is (a slower start, nothing else)."""
     mount = tool("mount")
-    hooks = own_startup_hooks() if mount is not None and _runs_this_python(command) else ()
+    hooks = own_startup_hooks() if mount is not None and python_bot else ()
     return "".join(f"{shlex.join([mount, '--bind', os.devnull, hook])} 2>/dev/null || :; " for hook in hooks)
 
 
-def _as_nobody(scratch: str, private: list[str], command: Sequence[str], cwd: str | None, folder: str | None) -> str:
+def _as_nobody(scratch: str, private: list[str], command: Sequence[str], cwd: str | None, folder: str | None,
+               python_bot: bool) -> str:
     """Make the scratch folder the bot's (its `private` folders nobody's own), check nobody can read
     what the bot needs, and return the shell lines that show it what folders nobody cannot enter
     (mode 0700, such as /root or pytest's temporary folders) hide: the bot's folder, the Python
@@ -402,7 +404,7 @@ def _as_nobody(scratch: str, private: list[str], command: Sequence[str], cwd: st
         os.chown(path, NOBODY, NOBODY)
         os.chmod(path, 0o700)
     own = visible_folders(command, cwd, folder)
-    interpreter = list(python_folders()) if _runs_this_python(command) else []  # each hidden one costs ms per start
+    interpreter = list(python_folders()) if python_bot else []  # each hidden one costs ms per start
     sdk = [str(Path(cardarena.__file__).resolve().parent), str(Path(cardarena.protocol.__file__).resolve().parent)]
     check_readable_by_nobody([*interpreter, *sdk, *sdk_entries().values(), *own], f"uid {NOBODY} (nobody)")
     workdir = Path(cwd).resolve() if cwd is not None else Path.cwd()
