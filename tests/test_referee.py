@@ -177,6 +177,7 @@ def test_faulting_teams_rank_last_together():
     result = Result.from_scores([10, -10, 10, -10], teams=(0, 1, 0, 1))
     assert ranks_with_faults(result, {2}) == [2, 0, 2, 0]
     assert ranks_with_faults(Result.from_scores([3, 1, 2]), {0}) == [2, 1, 0]
+    assert ranks_with_faults(result, set()) == [0, 2, 0, 2]  # no fault: the game's own ranks, ties shared
 
 
 def test_a_bot_that_dies_between_games_is_a_crash_in_the_next_game():

@@ -41,6 +41,8 @@ Connect = Callable[[BotSpec, Limits, Path | None, str], Transport]
 
 def ranks_with_faults(result: Result, faulted_seats: set[int]) -> list[int]:
     """The ranking after faults: every faulting seat (and its whole team) below everyone else."""
+    if not faulted_seats:
+        return list(result.ranks)  # the game's own ranking (most games end without a fault)
     teams = result.teams
     losers = {s for s in range(len(result.scores))
               if s in faulted_seats or (teams is not None and any(teams[f] == teams[s] for f in faulted_seats))}
