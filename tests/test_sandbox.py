@@ -434,6 +434,43 @@ def test_the_rlimits_are_the_same_whether_sh_or_prlimit_sets_them(mode, shell_se
     assert (limits["RLIMIT_NOFILE"], limits["RLIMIT_FSIZE"], limits["RLIMIT_CORE"]) == ([77, 77], [3 << 20] * 2, [0, 0])
 
 
+#: arguments a bot's command may hold that the launch chain must pass on untouched: its own
+#: separators (the cgroup shell reads its files and ulimit options up to a "--" each), shell syntax
+#: (that shell runs as the organiser, before the sandbox), quotes, globs and empty strings
+HOSTILE_ARGUMENTS = ("--", "--", "-n", "$(touch {canary})", "`touch {canary}`", "; touch {canary}",
+                     "' ; touch {canary} '", '" ; touch {canary} "', "$1", "$@", "*", "a b", "", "\\", "-u 0")
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("shell_sets", [True, False])
+def test_a_bots_arguments_reach_it_untouched_through_the_launch_chain(mode, shell_sets, tmp_path, monkeypatch):
+    """A source-reading cheater knows the chain: `sh -c` joining cgroups and setting rlimits from
+    arguments that end at "--", then prlimit, bubblewrap or unshare, setpriv and env. Its command
+    line (bot.toml's, the author's to write) holding those separators or shell syntax must reach
+    the bot as it is, and run nothing in the chain, whichever of sh or prlimit sets the rlimits."""
+    if shell_sets:
+        cgroup_or_skip("pids")
+        if not sandbox.shell_sets_rlimits():
+            pytest.skip("this machine's /bin/sh does not set rlimits as `ulimit` should")
+    else:
+        monkeypatch.setattr(sandbox, "shell_sets_rlimits", lambda shell="/bin/sh": False)
+    canary = tmp_path / "canary"
+    arguments = [argument.format(canary=canary) for argument in HOSTILE_ARGUMENTS]
+    folder = python_bot_folder(tmp_path, "echoer", "import json, sys\n"
+                               "print('ARGV', json.dumps(sys.argv[1:]), file=sys.stderr, flush=True)\n"
+                               "from cardarena.protocol.bot import RandomBot, run\nrun(RandomBot(1))\n")
+    (folder / "bot.toml").write_text(f'name = "echoer"\ncommand = {json.dumps(["python3", "bot.py", *arguments])}\n')
+    log = tmp_path / "echoer.log"
+    process = BotProcess(load_manifest(folder).spec, Limits(sandbox=settings(mode)), log_path=log)
+    try:
+        process.start()
+    finally:
+        process.stop()
+    line = next(line for line in log.read_text().splitlines() if line.startswith("ARGV "))
+    assert json.loads(line[5:]) == arguments
+    assert not canary.exists()
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_a_python_bot_skips_cardarenas_own_editable_hook_in_both_modes(mode, tmp_path):
     """An editable install (`pip install -e`, as the README sets one up) adds a .pth hook whose finder
