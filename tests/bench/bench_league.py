@@ -34,6 +34,8 @@ ROOT = Path(__file__).resolve().parents[2]
 #: the bots a 24-bot league is made of: six copies of each, told apart by their seeds
 KINDS = ("random", "heuristic", "js", "c")
 COPIES = 6
+LEAGUE_24 = "24-bot knock-rummy --deals 1"
+SAMPLE_FIELD = "wave-2 sample field"
 
 
 #: the wave-2 sample league's tables, for the yardstick field (a league file, written per checkout)
@@ -91,15 +93,11 @@ def run_seconds(python: str, checkout: Path, args: list[str], out: Path) -> tupl
     return games, elapsed, faulted
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--against", type=Path, required=True, help="the other checkout (today's main)")
-    parser.add_argument("--against-python", required=True, help="the Python with the other checkout installed")
-    parser.add_argument("--rounds", type=int, default=1)
-    parser.add_argument("--max-tables", type=int, default=200, help="tables of the 24-bot league (default 200)")
-    parser.add_argument("--sample-deals", type=int, default=32, help="deals of the sample field (default 32)")
-    options = parser.parse_args()
-    checkouts = {"this": (sys.executable, ROOT), "main": (options.against_python, options.against.resolve())}
+def league_rates(against: Path, against_python: str, rounds: int = 1, max_tables: int = 200,
+                 sample_deals: int = 32) -> dict[str, tuple[float, float]]:
+    """Per league: the median games per second of this checkout and of `against` (run by
+    `against_python`), over `rounds` rounds whose turns alternate; each run is printed as it ends."""
+    checkouts = {"this": (sys.executable, ROOT), "main": (against_python, against.resolve())}
     rates: dict[tuple[str, str], list[float]] = {}
     with tempfile.TemporaryDirectory() as folder:
         where = Path(folder)
@@ -107,12 +105,12 @@ def main() -> None:
         league = {}
         for label, (_, checkout) in checkouts.items():
             bots = league_bots(where / f"bots-{label}", checkout)
-            league[checkout] = ["--game", "knock-rummy", "--deals", "1", "--max-tables", str(options.max_tables),
+            league[checkout] = ["--game", "knock-rummy", "--deals", "1", "--max-tables", str(max_tables),
                                 *(arg for bot in bots for arg in ("--bot", str(bot)))]
-        leagues = {"24-bot knock-rummy --deals 1": lambda checkout: league[checkout],
-                   "wave-2 sample field": lambda checkout: [str(wave2_league(where, checkout, options.sample_deals))]}
+        leagues = {LEAGUE_24: lambda checkout: league[checkout],
+                   SAMPLE_FIELD: lambda checkout: [str(wave2_league(where, checkout, sample_deals))]}
         runs = itertools.count()
-        for round_number in range(options.rounds):
+        for round_number in range(rounds):
             for name, args in leagues.items():
                 for label, (python, checkout) in (checkouts.items() if round_number % 2 == 0
                                                   else reversed(checkouts.items())):
@@ -121,9 +119,22 @@ def main() -> None:
                     rates.setdefault((name, label), []).append(games / seconds)
                     print(f"round {round_number + 1}, {name}, {label}: {games} games in {seconds:.1f} s "
                           f"= {games / seconds:.1f} games/s ({faulted} with a fault)", flush=True)
+    return {name: (statistics.median(rates[name, "this"]), statistics.median(rates[name, "main"]))
+            for name in (LEAGUE_24, SAMPLE_FIELD)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--against", type=Path, required=True, help="the other checkout (today's main)")
+    parser.add_argument("--against-python", required=True, help="the Python with the other checkout installed")
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--max-tables", type=int, default=200, help="tables of the 24-bot league (default 200)")
+    parser.add_argument("--sample-deals", type=int, default=32, help="deals of the sample field (default 32)")
+    options = parser.parse_args()
+    rates = league_rates(options.against, options.against_python, options.rounds, options.max_tables,
+                         options.sample_deals)
     print("games per second, median of the rounds, 2 jobs:")
-    for name in leagues:
-        ours, theirs = statistics.median(rates[name, "this"]), statistics.median(rates[name, "main"])
+    for name, (ours, theirs) in rates.items():
         print(f"    {name:30} this {ours:6.1f}   main {theirs:6.1f}   ratio {ours / theirs:.2f}")
 
 
