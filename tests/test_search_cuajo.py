@@ -23,8 +23,9 @@ from cardarena.referee.match import Match
 from cardarena.config import BotSpec, Limits, SandboxSettings
 from cardarena.search import SamplingError, SeatKnowledge, Transcript, first_consistent
 from cardarena.games.cuajo import NAME, parse_card
-from cardarena.search.cuajo import SAMPLER, STOCK_START, HandCount, Plan, _keeps_purro_flags, _placed, packet_positions
-from cardarena.search.knowledge import exact_sampling
+from cardarena.search.cuajo import (SAMPLER, STOCK_START, CuajoSampler, HandCount, Plan, _keeps_purro_flags, _placed,
+                                    packet_positions)
+from cardarena.search.knowledge import exact_sampling, proposal_deadline
 from tests.conftest import writable_folder
 from tests.chi_square import chi_square_pooled_p_value
 from tests.search_support_cuajo import play_recorded, positions, replayed_messages
@@ -237,6 +238,14 @@ def test_three_hands_seen_purro_sample_consistently_when_exactness_is_waived():
         assert_consistent(position, *first_consistent(GAME, position, SAMPLER, rng, 10_000, exact=False))
     assert exact_sampling.get() is True
     assert fed_knowledge(position).sample(random.Random(2), exact=False).view(position.seat) == position.current_view()
+    sampler = CuajoSampler()
+    sampler.plan(position).purro_deals  # counted before the clock below starts, as a sampling does first
+    token = proposal_deadline.set(time.monotonic() + 0.3)
+    try:  # the exact draw's failure tells a bot author the way out
+        with pytest.raises(SamplingError, match=r"3 hidden hands were seen purro.*exact=False"):
+            sampler.propose(position, random.Random(3))
+    finally:
+        proposal_deadline.reset(token)
 
 
 #: heuristic hands (seed) whose seat seed % 4 sees another seat announced purro once (cuajo.md § Purro),

@@ -496,6 +496,19 @@ class Plan:
 
 
 
+def _waiver_hint(plan: Plan, joint: bool) -> str:
+    """Where the exact draw of several hands seen purro failed, how to sample all the same: the
+    joint coins keep almost no deal there, and `exact=False` drops them (cuajo.md § Sampling hidden
+    cards, Its limits). Only a plan whose purro hands were counted already is looked at: counting
+    them here would take seconds past a deadline."""
+    counted = vars(plan).get("purro_deals")  # the cached_property's value, where it was computed
+    if not joint or not counted or max(map(len, counted.values())) < 2:
+        return ""
+    return (f"; {max(map(len, counted.values()))} hidden hands were seen purro, where the exact draw keeps "
+            "almost no deal: SeatKnowledge.sample(..., exact=False) keeps their fills whenever they fit, "
+            "consistent but not exactly uniform (protocol/SEARCH.md)")
+
+
 class CuajoSampler(DealSampler):
     """Cuajo's deal sampler (see the module's docstring)."""
 
@@ -534,7 +547,7 @@ class CuajoSampler(DealSampler):
         if deck is None:
             raise SamplingError(f"no Cuajo deal for seat {transcript.seat} kept in {placements} placements "
                                 "(its hidden hands were seen to give up too many cards, or to be purro), "
-                                "or none before the deadline")
+                                "or none before the deadline" + _waiver_hint(plan, joint))
         dealer = plan.dealer if plan.dealer is not None else rng.randrange(4)
         actions = plan.reading.actions
         if plan.reading.hidden_cards:
