@@ -495,16 +495,16 @@ class Plan:
         return [choice for choice in found if choice is not None]
 
 
-
 def _waiver_hint(plan: Plan, joint: bool) -> str:
     """Where the exact draw of several hands seen purro failed, how to sample all the same: the
     joint coins keep almost no deal there, and `exact=False` drops them (cuajo.md § Sampling hidden
     cards, Its limits). Only a plan whose purro hands were counted already is looked at: counting
     them here would take seconds past a deadline."""
     counted = vars(plan).get("purro_deals")  # the cached_property's value, where it was computed
-    if not joint or not counted or max(map(len, counted.values())) < 2:
+    hands = max(map(len, counted.values())) if joint and counted else 0
+    if hands < 2:
         return ""
-    return (f"; {max(map(len, counted.values()))} hidden hands were seen purro, where the exact draw keeps "
+    return (f"; {hands} hidden hands were seen purro, where the exact draw keeps "
             "almost no deal: SeatKnowledge.sample(..., exact=False) keeps their fills whenever they fit, "
             "consistent but not exactly uniform (protocol/SEARCH.md)")
 
