@@ -833,3 +833,58 @@ def test_a_sandboxed_python_bot_starts_without_the_editable_installs_hook(tmp_pa
     result = CliRunner().invoke(main, ["check", str(bot), "--sandbox", "bwrap", "--game", "casino",
                                        "--games-per-game", "1"], catch_exceptions=False)
     assert result.exit_code == 0, result.output
+
+
+@pytest.fixture
+def fresh_prepared_root(monkeypatch):
+    """`views.prepared_root` asked afresh, with the system's temporary folder looked up again."""
+    for name in ("TMPDIR", "TEMP", "TMP"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    views.prepared_root.cache_clear()
+    yield
+    views.prepared_root.cache_clear()
+
+
+def test_prepared_folders_go_to_the_systems_tmpfs_unless_the_organiser_chose_a_temporary_folder(
+        fresh_prepared_root, tmp_path, monkeypatch):
+    """The referee's /etc copy and SDK copy and links take hundreds of file and link creations, slow
+    on a disk's /tmp (runner/referee/SANDBOX.md § What the sandbox costs): they go to the system's
+    tmpfs where it is a shared folder with room, to the organiser's TMPDIR where one is set, and
+    else to the system's temporary folder."""
+    shared = tmp_path / "shm"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    monkeypatch.setattr(views, "SHARED_MEMORY", str(shared))
+    assert views.prepared_root() == str(shared)
+    views.prepared_root.cache_clear()
+    shared.chmod(0o777)  # not a shared folder (no sticky bit): anyone could swap what is in it
+    assert views.prepared_root() == tempfile.gettempdir()
+    views.prepared_root.cache_clear()
+    shared.chmod(0o1777)
+    monkeypatch.setattr(views, "LEAST_SHARED_MEMORY", 1 << 62)  # no room
+    assert views.prepared_root() == tempfile.gettempdir()
+    views.prepared_root.cache_clear()
+    monkeypatch.setattr(views, "LEAST_SHARED_MEMORY", 0)
+    chosen = tmp_path / "chosen"
+    chosen.mkdir()
+    monkeypatch.setenv("TMPDIR", str(chosen))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    assert views.prepared_root() == str(chosen)
+
+
+def test_a_dead_referees_prepared_folders_are_swept_where_they_went(fresh_prepared_root, tmp_path, monkeypatch):
+    """Prepared folders are named for the process that made them; a later referee's sweep removes
+    those of a process that no longer runs, in the folder they went to, and leaves a live one's."""
+    shared = tmp_path / "shm"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    monkeypatch.setattr(views, "SHARED_MEMORY", str(shared))
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = shared / f"{views.SDK_FARM_PREFIX}{dead.pid}-etc-abcd"
+    live = shared / f"{views.SDK_FARM_PREFIX}{os.getpid()}-etc-efgh"
+    for folder in (stale, live):
+        (folder / "ssl").mkdir(parents=True)
+    sandbox.sweep_leftovers()
+    assert not stale.exists() and live.exists()

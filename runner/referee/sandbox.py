@@ -54,7 +54,7 @@ from cardarena.referee.cgroups import (Cgroups, freezes_bots, namespace_helpers,
                                        release_dead_referees)
 from cardarena.referee.system import MIB, NOBODY, SandboxError, namespace_probe, tool
 from cardarena.referee.views import (SDK_FARM_PREFIX, SDK_ROOT, SYSTEM_DIRS, check_readable_by_nobody, own_startup_hooks,
-                                     python_folders, sdk_copy, sdk_entries, sdk_farm, visible_folders)
+                                     prepared_root, python_folders, sdk_copy, sdk_entries, sdk_farm, visible_folders)
 
 #: where the uid a bot runs as when the organiser is root is drawn from, one per bot process: far above
 #: any account's or container's, so no file is its own, and the kernel's per-user counts (pipe buffers,
@@ -115,11 +115,11 @@ def turn_isolation() -> str:
 SCRATCH_PREFIX = "cardarena-bot-"  # a bot's private HOME and TMPDIR without bubblewrap: <prefix><referee pid>-...
 
 
-def sweep_folders(prefix: str) -> None:
-    """Remove the folders of the system's temporary folder named <prefix><pid>-... whose process no
-    longer runs: left by a process killed before it could clean up (a pid in use again keeps its
-    folder; the next sweep after that process looks again)."""
-    for stale in Path(tempfile.gettempdir()).glob(f"{prefix}*"):
+def sweep_folders(prefix: str, root: str | None = None) -> None:
+    """Remove the folders of `root` (the system's temporary folder by default) named <prefix><pid>-...
+    whose process no longer runs: left by a process killed before it could clean up (a pid in use
+    again keeps its folder; the next sweep after that process looks again)."""
+    for stale in Path(root or tempfile.gettempdir()).glob(f"{prefix}*"):
         owner = stale.name.removeprefix(prefix).split("-")[0]
         if owner.isdigit() and process_start_time(owner) is None:  # gone, or a zombie: runs no more
             shutil.rmtree(stale, ignore_errors=True)  # another user's, say: not ours to judge
@@ -131,7 +131,8 @@ def sweep_leftovers() -> None:
     (`sweep_once`); a test may call it again."""
     release_dead_referees()
     sweep_folders(SCRATCH_PREFIX)
-    sweep_folders(SDK_FARM_PREFIX)
+    for root in {tempfile.gettempdir(), prepared_root()}:  # prepared folders went to the latter (older ones: the former)
+        sweep_folders(SDK_FARM_PREFIX, root)
 
 
 #: `sweep_leftovers`, the first time a process calls it (a forked process shares its parent's sweep)
