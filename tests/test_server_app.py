@@ -10,10 +10,13 @@ import html
 import io
 import os
 import re
+import subprocess
 import tarfile
+import tempfile
 import threading
 import time
 from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 from xml.etree import ElementTree
@@ -31,7 +34,8 @@ from cardarena.server.accounts import ORGANISER, AccountError, Accounts  # noqa:
 from cardarena.server.commands import pack_bot  # noqa: E402
 from cardarena.tournament.store import ResultStore  # noqa: E402
 from cardarena.server.app import create_app  # noqa: E402
-from cardarena.server.runtime import CONTENT_SECURITY_POLICY, MAX_REQUEST, PAGE_POLICY, Cached, Settings  # noqa: E402
+from cardarena.server.runtime import (CONTENT_SECURITY_POLICY, MAX_REQUEST, PAGE_POLICY, UPLOAD_PREFIX, Cached,  # noqa: E402
+                                      Settings)
 from tests.random_results import write_random_results  # noqa: E402
 
 
@@ -85,6 +89,27 @@ def test_every_page_carries_the_strict_csp_and_no_inline_script(league):
     assert re.findall(r"<script(?![^>]*\bsrc=)[^>]*>", answer.text) == []  # every script is a file of this server
     assert client.get("/static/server.js").headers["content-type"].startswith("text/javascript")
     assert client.get("/static/../accounts.py").status_code == 404
+
+
+def test_a_dead_servers_upload_scratch_is_swept_when_a_server_starts(tmp_path):
+    """An upload is written to a scratch folder removed once it is unpacked; a server killed meanwhile
+    (tests/test_server_e2e.py kills one mid-upload) cannot remove it, so the next server's start does,
+    and leaves a live server's alone."""
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = Path(tempfile.gettempdir()) / f"{UPLOAD_PREFIX}{dead.pid}-abcd"
+    live = Path(tempfile.mkdtemp(prefix=f"{UPLOAD_PREFIX}{os.getpid()}-"))
+    stale.mkdir()
+    (stale / "upload").write_bytes(b"half an archive")
+    (tmp_path / "league.toml").write_text('name = "class"\ngames = ["casino"]\n')
+    settings = Settings(league_file=tmp_path / "league.toml", accounts_path=tmp_path / "class.server.sqlite",
+                        results=tmp_path / "class.sqlite", bots_folder=tmp_path / "uploads", logs=tmp_path / "logs",
+                        play=False)
+    try:
+        with TestClient(create_app(settings)):
+            assert not stale.exists() and live.exists()
+    finally:
+        live.rmdir()
 
 
 def test_the_board_is_empty_json_before_any_game(league):

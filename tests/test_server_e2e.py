@@ -82,6 +82,9 @@ def process_name(pid: int) -> str | None:
 
 
 def finished_ids(results: Path) -> set[str]:
+    """The games the results file holds as finished; none before the play process has made the file."""
+    if not results.exists():
+        return set()
     with ResultStore(results) as store:
         return store.finished_ids()
 
