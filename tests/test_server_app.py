@@ -39,12 +39,18 @@ from cardarena.server.runtime import (CONTENT_SECURITY_POLICY, MAX_REQUEST, PAGE
 from tests.random_results import write_random_results  # noqa: E402
 
 
+def class_settings(folder: Path, league: str = 'name = "class"\ngames = ["casino"]\n', **options: Any) -> Settings:
+    """Settings of a server of the league `league` (its file written in `folder`, with everything it
+    keeps), play left off; `options` set the rest."""
+    (folder / "league.toml").write_text(league)
+    return Settings(league_file=folder / "league.toml", accounts_path=folder / "class.server.sqlite",
+                    results=folder / "class.sqlite", bots_folder=folder / "uploads", logs=folder / "logs",
+                    play=False, **options)
+
+
 @pytest.fixture
 def league(tmp_path):
-    (tmp_path / "league.toml").write_text('name = "class"\ngames = ["casino"]\n')
-    settings = Settings(league_file=tmp_path / "league.toml", accounts_path=tmp_path / "class.server.sqlite",
-                        results=tmp_path / "class.sqlite", bots_folder=tmp_path / "uploads", logs=tmp_path / "logs",
-                        play=False, logins_per_minute=5, submissions_per_hour=3)
+    settings = class_settings(tmp_path, logins_per_minute=5, submissions_per_hour=3)
     accounts = Accounts(settings.accounts_path)
     tokens = {"alice": accounts.add_participant("alice"), "bob": accounts.add_participant("bob"),
               "teacher": accounts.add_participant("teacher", ORGANISER)}
@@ -101,10 +107,7 @@ def test_a_dead_servers_upload_scratch_is_swept_when_a_server_starts(tmp_path):
     live = Path(tempfile.mkdtemp(prefix=f"{UPLOAD_PREFIX}{os.getpid()}-"))
     stale.mkdir()
     (stale / "upload").write_bytes(b"half an archive")
-    (tmp_path / "league.toml").write_text('name = "class"\ngames = ["casino"]\n')
-    settings = Settings(league_file=tmp_path / "league.toml", accounts_path=tmp_path / "class.server.sqlite",
-                        results=tmp_path / "class.sqlite", bots_folder=tmp_path / "uploads", logs=tmp_path / "logs",
-                        play=False)
+    settings = class_settings(tmp_path)
     try:
         with TestClient(create_app(settings)):
             assert not stale.exists() and live.exists()
@@ -429,11 +432,9 @@ def test_the_rating_plot_escapes_bot_names(league):
 def test_house_bots_of_the_league_file_are_on_the_board_with_pages_the_organiser_sees_all_of(tmp_path):
     """Issue 23: the organiser's league file may name bots (the sample bots, the ladder's rungs) that play
     beside the participants' versions without a participant."""
-    (tmp_path / "league.toml").write_text(f'name = "class"\ngames = ["knock-rummy"]\n'
-                                          f'bots = ["{SAMPLE_BOTS / "random"}", "{SAMPLE_BOTS / "heuristic"}"]\n')
-    settings = Settings(league_file=tmp_path / "league.toml", accounts_path=tmp_path / "class.server.sqlite",
-                        results=tmp_path / "class.sqlite", bots_folder=tmp_path / "uploads", logs=tmp_path / "logs",
-                        play=False, open_signup=True)
+    settings = class_settings(tmp_path, f'name = "class"\ngames = ["knock-rummy"]\n'
+                                        f'bots = ["{SAMPLE_BOTS / "random"}", "{SAMPLE_BOTS / "heuristic"}"]\n',
+                              open_signup=True)
     accounts = Accounts(settings.accounts_path)
     tokens = {"alice": accounts.add_participant("alice"), "teacher": accounts.add_participant("teacher", ORGANISER)}
     with pytest.raises(AccountError, match="would be named as the house bot 'random-v1'"):
