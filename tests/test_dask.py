@@ -14,7 +14,6 @@ import socket
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +33,7 @@ pytestmark = pytest.mark.dask
 
 RANDOM_BOT = ROOT / "sample_bots" / "random" / "bot.py"
 START_SECONDS = 30
+STOP_SECONDS = 10  # for a cluster's processes to exit once asked to
 WORKER_ENVIRONMENT = {"DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False"}  # as DASK.md's worker command sets it
 DEALS, GAMES = 1, 18  # per table; in all (3 Casino tables of 2 games, 3 Knock Rummy tables of 4): six portions
 #: a worker of a test's own cluster, when the test is not about the nanny: one process to start, not two
@@ -49,6 +49,7 @@ class Cluster:
     scheduler: subprocess.Popen
     workers: list[subprocess.Popen]
     caches: list[Path]
+    tmp: Path  # the workers' TMPDIR: where they claim cores (below) and keep their portions' logs
 
     def kill_worker(self, index: int) -> None:
         """Kill a worker (its nanny, worker process and bots) at once, as a machine that is lost."""
@@ -56,15 +57,31 @@ class Cluster:
         self.workers[index].wait()
 
     def stop(self) -> None:
-        for process in [*self.workers, self.scheduler]:
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
+        """Stop every process of the cluster as an operator would (SIGTERM: a nanny's resource tracker,
+        which ignores it, then unlinks the semaphores the nanny made in /dev/shm), killing what is
+        left after STOP_SECONDS."""
+        running = [process for process in [*self.workers, self.scheduler] if process.poll() is None]
+        for process in running:
+            os.killpg(process.pid, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_SECONDS
+        for process in running:
+            try:
+                process.wait(max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)  # what of its group is still there
+            process.wait()
 
 
-def _environment() -> dict[str, str]:
-    """The environment cluster processes start with: this one, with this tree importable."""
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(":")}
+def _environment(tmp: Path) -> dict[str, str]:
+    """The environment cluster processes start with: this one, with this tree importable, and a
+    TMPDIR of the cluster's own. A cluster stands for one machine: its workers claim that machine's
+    cores through lock files in TMPDIR, and the clusters of other test files, or of this module on
+    another pytest-xdist worker, running meanwhile would otherwise hold them (a worker that finds
+    every core claimed runs its bots unpinned, as DASK.md says)."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(":"),
+            "TMPDIR": str(tmp)}
 
 
 def start_cluster(folder: Path, workers: int = 2, worker_options: tuple[str, ...] = (), wait: bool = True) -> Cluster:
@@ -73,15 +90,16 @@ def start_cluster(folder: Path, workers: int = 2, worker_options: tuple[str, ...
     at the same time as the scheduler (they keep trying to reach it while it starts); waits until
     the scheduler listens and, when `wait`, until every worker has joined (a `run` waits for a first
     worker itself). What was started is stopped again if the cluster cannot start."""
-    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / "tmp"
+    tmp.mkdir(parents=True, exist_ok=True)
     scheduler_file = folder / "scheduler.json"
     address = f"tcp://127.0.0.1:{free_port()}"
     with open(folder / "scheduler.log", "w") as log:
         scheduler = subprocess.Popen([sys.executable, "-m", "dask", "scheduler", "--host", "127.0.0.1",
                                       "--port", address.rsplit(":", 1)[1], "--no-dashboard",
                                       "--dashboard-address", "127.0.0.1:0", "--scheduler-file", str(scheduler_file)],
-                                     env=_environment(), start_new_session=True, stdout=subprocess.DEVNULL, stderr=log)
-    cluster = Cluster(address, scheduler, [], [])
+                                     env=_environment(tmp), start_new_session=True, stdout=subprocess.DEVNULL, stderr=log)
+    cluster = Cluster(address, scheduler, [], [], tmp)
     try:
         for _ in range(workers):
             add_worker(cluster, folder, worker_options)
@@ -114,7 +132,7 @@ def add_worker(cluster: Cluster, folder: Path, worker_options: tuple[str, ...] =
             [sys.executable, "-m", "dask", "worker", cluster.address, "--nworkers", "1", "--nthreads", "1",
              "--host", "127.0.0.1", "--memory-limit", "0", "--no-dashboard", "--name", f"w{index}",
              "--local-directory", str(folder / f"work-{index}"), *worker_options],
-            env={**_environment(), **WORKER_ENVIRONMENT, "CARDARENA_BOT_CACHE": str(cluster.caches[-1])},
+            env={**_environment(cluster.tmp), **WORKER_ENVIRONMENT, "CARDARENA_BOT_CACHE": str(cluster.caches[-1])},
             start_new_session=True, stdout=subprocess.DEVNULL, stderr=log))
 
 
@@ -304,7 +322,7 @@ def test_a_worker_killed_mid_run_costs_nothing(local_run, tmp_path):
         playing = bots_on_workers(own.caches[1:])  # the worker is in mid-portion: its bots are running
         worker = children(own.workers[1].pid)  # the nanny's worker process (and its resource tracker)
         own.kill_worker(1)
-        left = [path for pid in worker for path in Path(tempfile.gettempdir()).glob(f"cardarena-logs-{pid}-*")]
+        left = [path for pid in worker for path in own.tmp.glob(f"cardarena-logs-{pid}-*")]
         _, errors = runner.communicate(timeout=120)
     assert runner.returncode == 0 and "Traceback" not in errors and " - ERROR - " not in errors, errors
     assert playing and GAMES // 3 <= recorded < GAMES, "the worker was not killed mid-run"
@@ -410,11 +428,9 @@ def spy_reports(spy: Path, opponent: str, address: str, out: Path, *options: str
     return [json.loads(line[4:]) for line in log.splitlines() if line.startswith("SPY ")]
 
 
-def test_a_run_without_pinning_after_a_pinned_one_has_its_bots_on_every_core(tmp_path, monkeypatch):
+def test_a_run_without_pinning_after_a_pinned_one_has_its_bots_on_every_core(tmp_path):
     """A worker's task thread pinned by one run is unpinned for a --no-pin-cores run (and its host
     started afresh on every core)."""
-    (tmp_path / "tmp").mkdir()
-    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))  # core claims of its own: other tests' workers hold this machine's
     spy = spy_folder(tmp_path)
     opponent = bot_folders(tmp_path)[0]
     with own_cluster(tmp_path / "cluster", workers=1, worker_options=NO_NANNY, wait=False) as single:
