@@ -248,6 +248,33 @@ def test_three_hands_seen_purro_sample_consistently_when_exactness_is_waived():
         proposal_deadline.reset(token)
 
 
+def test_the_fallback_waives_exactness_only_where_the_exact_draw_fails_in_its_half_of_the_time():
+    """`sample(deadline, fallback=True)` (knowledge.py, SeatKnowledge.sample; protocol/SEARCH.md):
+    where three hands were seen purro (cuajo.md § Sampling hidden cards, Its limits) the exact draw
+    fails only at its deadline, so catching its SamplingError leaves the waived draw no time; the
+    fallback gives the exact draw half the time and still returns a consistent state by the
+    deadline. Where the exact draw succeeds, the fallback returns exactly what it draws."""
+    played = play_recorded("cuajo", 4, {}, 3, heuristic_policy)
+    position = next(p for p in positions(played.transcripts[3]) if len(p.decisions) == 16)
+    knowledge = fed_knowledge(position)
+    SAMPLER.plan(knowledge.transcript).purro_deals  # the counts, made before the clocks below start
+    deadline = time.monotonic() + 1.0
+    with pytest.raises(SamplingError, match="exact=False"):
+        knowledge.sample(random.Random(3), deadline=deadline)
+    with pytest.raises(SamplingError, match="before the deadline"):  # what the naive way out gets
+        knowledge.sample(random.Random(3), deadline=deadline, exact=False)
+    started = time.monotonic()
+    state = knowledge.sample(random.Random(3), deadline=started + 4.0, fallback=True)
+    assert state.view(position.seat) == position.current_view()
+    assert time.monotonic() - started >= 2.0  # the exact draw had its half
+    assert exact_sampling.get() is True
+
+    early = next(p for p in positions(played.transcripts[3]) if len(p.decisions) == 3)
+    exact, fallen_back = (fed_knowledge(early).sample(random.Random(8), deadline=time.monotonic() + 60, fallback=flag)
+                          for flag in (False, True))
+    assert [exact.view(seat) for seat in range(4)] == [fallen_back.view(seat) for seat in range(4)]
+
+
 #: heuristic hands (seed) whose seat seed % 4 sees another seat announced purro once (cuajo.md § Purro),
 #: each sampled at the first such decision; fixed seeds, as some such positions are beyond the budget
 PURRO_SEEDS = (0, 1, 3, 5, 8, 9, 10)

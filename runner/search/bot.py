@@ -58,15 +58,16 @@ class SearchBot(Bot):
         """This seat's action: a legal entry, with an integer chosen inside every range it gives."""
         raise NotImplementedError
 
-    def sample(self, deadline: float | None = None, exact: bool = True) -> GameState:
+    def sample(self, deadline: float | None = None, exact: bool = True, fallback: bool = False) -> GameState:
         """A full game state consistent with everything this seat has seen, hidden cards drawn
         uniformly among the consistent deals (see cardarena.search.knowledge); SamplingError when
         none is found before `deadline` (a `time.monotonic()` value) or, without one, within the
         game's own budget (in Cuajo 200,000 deals, 5-10 s: pass a deadline; protocol/SEARCH.md).
-        `exact=False`: still consistent, but drawn close to uniformly where exact sampling is slow
-        (`SeatKnowledge.sample`)."""
+        `exact=False`: still consistent, but drawn close to uniformly where exact sampling is slow;
+        `fallback=True`: exactly in the first half of the time, close to uniformly after, where the
+        exact draw found nothing (`SeatKnowledge.sample`)."""
         assert self.knowledge is not None, "sample() needs a game in progress"
-        return self.knowledge.sample(self.rng, deadline=deadline, exact=exact)
+        return self.knowledge.sample(self.rng, deadline=deadline, exact=exact, fallback=fallback)
 
 
 def candidates(legal: list[Action], per_range: int = 3) -> list[Action]:

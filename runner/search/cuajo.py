@@ -497,16 +497,16 @@ class Plan:
 
 def _waiver_hint(plan: Plan, joint: bool) -> str:
     """Where the exact draw of several hands seen purro failed, how to sample all the same: the
-    joint coins keep almost no deal there, and `exact=False` drops them (cuajo.md § Sampling hidden
-    cards, Its limits). Only a plan whose purro hands were counted already is looked at: counting
+    joint coins keep almost no deal there, and `exact=False` drops them (`fallback=True` after an
+    exact try: cuajo.md § Sampling hidden cards, Its limits). Only a plan whose purro hands were counted already is looked at: counting
     them here would take seconds past a deadline."""
     counted = vars(plan).get("purro_deals")  # the cached_property's value, where it was computed
     hands = max(map(len, counted.values())) if joint and counted else 0
     if hands < 2:
         return ""
-    return (f"; {hands} hidden hands were seen purro, where the exact draw keeps "
-            "almost no deal: SeatKnowledge.sample(..., exact=False) keeps their fills whenever they fit, "
-            "consistent but not exactly uniform (protocol/SEARCH.md)")
+    return (f"; {hands} hidden hands were seen purro, where the exact draw keeps almost no deal: "
+            "sample(..., fallback=True) draws exactly for half the time left and then with exact=False, "
+            "which keeps their fills whenever they fit, consistent but not exactly uniform (protocol/SEARCH.md)")
 
 
 class CuajoSampler(DealSampler):

@@ -234,7 +234,7 @@ class SeatKnowledge:
         self.transcript.answers.append(action)
 
     def sample(self, rng: random.Random, attempts: int = MAX_ATTEMPTS, deadline: float | None = None,
-               exact: bool = True) -> GameState:
+               exact: bool = True, fallback: bool = False) -> GameState:
         """A full state consistent with everything this seat observed. Its future randomness is
         drawn from `rng`. SamplingError when none is found in `attempts` proposals, or when
         `time.monotonic()` passes `deadline` (a bot's clock is the referee's): checked between two
@@ -244,9 +244,22 @@ class SeatKnowledge:
         seconds: the state is still consistent (every deal is replayed), its hidden cards drawn
         close to uniformly rather than exactly. Only Cuajo has such a trade (cuajo.md § Sampling
         hidden cards, Its limits: hands seen purro drawn apart, kept when they fit together); the
-        other games sample exactly either way."""
+        other games sample exactly either way.
+
+        `fallback=True` asks for the exact draw first and waives exactness only where it fails: the
+        exact draw gets the first half of the time left to `deadline` (or `attempts` proposals),
+        the waived one the rest (`attempts` more). A bot cannot do this by catching the exact
+        draw's SamplingError itself with the same deadline: that draw fails only once the deadline
+        has passed, leaving the waived draw no time."""
         sampler = sampler_for(self.game.spec.name)
-        _, state = first_consistent(self.game, self.transcript, sampler, rng, attempts, deadline, exact)
+        if exact and fallback:
+            halfway = None if deadline is None else (time.monotonic() + deadline) / 2
+            try:
+                _, state = first_consistent(self.game, self.transcript, sampler, rng, attempts, halfway)
+            except SamplingError:
+                _, state = first_consistent(self.game, self.transcript, sampler, rng, attempts, deadline, exact=False)
+        else:
+            _, state = first_consistent(self.game, self.transcript, sampler, rng, attempts, deadline, exact)
         state.adopt_rng(random.Random(rng.getrandbits(64)))
         return state
 

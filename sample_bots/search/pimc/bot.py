@@ -38,7 +38,9 @@ class PimcBot(SearchBot):
         totals = [0.0] * len(options)
         for done in range(self.determinizations):
             try:
-                state = self.sample(deadline)  # determinize: a full state consistent with this seat's view
+                # determinize: a full state consistent with this seat's view (drawn exactly uniformly,
+                # or, where the exact draw finds none in half the time left, close to uniformly)
+                state = self.sample(deadline, fallback=True)
             except SamplingError as error:  # out of time: choose from what was simulated so far
                 print(f"pimc: decision {request['decision']}: {error}; choosing after {done} deals", file=sys.stderr)
                 break
