@@ -25,6 +25,7 @@ from cardarena.search import SamplingError, SeatKnowledge, Transcript, first_con
 from cardarena.games.cuajo import NAME, parse_card
 from cardarena.search.cuajo import (SAMPLER, STOCK_START, CuajoSampler, HandCount, Plan, _keeps_purro_flags, _placed,
                                     packet_positions)
+from cardarena.search import knowledge as knowledge_module
 from cardarena.search.knowledge import exact_sampling, proposal_deadline
 from tests.conftest import writable_folder
 from tests.chi_square import chi_square_pooled_p_value
@@ -268,11 +269,41 @@ def test_the_fallback_waives_exactness_only_where_the_exact_draw_fails_in_its_ha
     assert state.view(position.seat) == position.current_view()
     assert time.monotonic() - started >= 2.0  # the exact draw had its half
     assert exact_sampling.get() is True
+    started = time.monotonic()  # the next samples at this position skip the exact draw that failed here
+    for seed in (4, 5, 6):
+        assert knowledge.sample(random.Random(seed), deadline=started + 4.0, fallback=True).view(position.seat) == \
+            position.current_view()
+    assert time.monotonic() - started < 2.0
 
     early = next(p for p in positions(played.transcripts[3]) if len(p.decisions) == 3)
     exact, fallen_back = (fed_knowledge(early).sample(random.Random(8), deadline=time.monotonic() + 60, fallback=flag)
                           for flag in (False, True))
     assert [exact.view(seat) for seat in range(4)] == [fallen_back.view(seat) for seat in range(4)]
+
+
+def test_the_fallback_remembers_a_failed_exact_draw_until_the_next_message(monkeypatch):
+    """The draws `fallback=True` asks for (knowledge.py, SeatKnowledge.sample), with an exact draw
+    that always fails: exact then waived; at the same position waived only; after the seat's next
+    message, exact first again."""
+    asked = []
+
+    def failing_exact(game, transcript, sampler, rng, attempts, deadline=None, exact=True):
+        asked.append(exact)
+        if exact:
+            raise SamplingError("no exact draw here")
+        return real(game, transcript, sampler, rng, attempts, deadline, exact)
+
+    real = knowledge_module.first_consistent
+    monkeypatch.setattr(knowledge_module, "first_consistent", failing_exact)
+    transcript = play_recorded("cuajo", 4, {}, 0, heuristic_policy).transcripts[1]
+    knowledge = fed_knowledge(next(p for p in positions(transcript) if len(p.decisions) == 2))
+    for _ in range(2):
+        knowledge.sample(random.Random(1), deadline=time.monotonic() + 30, fallback=True)
+    assert asked == [True, False, False]
+    knowledge.answered(transcript.answers[1])
+    knowledge.observe(transcript.decisions[2])
+    knowledge.sample(random.Random(1), deadline=time.monotonic() + 30, fallback=True)
+    assert asked == [True, False, False, True, False]
 
 
 #: heuristic hands (seed) whose seat seed % 4 sees another seat announced purro once (cuajo.md § Purro),

@@ -172,7 +172,7 @@ class CasinoSampler(DealSampler):
 
     def _reading(self, transcript: Transcript) -> Reading:
         """The transcript read, from the cache while it has not grown (a bot samples many times per decision)."""
-        key = (len(transcript.decisions), len(transcript.answers), transcript.game_end is not None)
+        key = transcript.progress
         cached = self._readings.get(id(transcript))
         if cached is not None and cached[0]() is transcript and cached[1].key == key:
             return cached[1]

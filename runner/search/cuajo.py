@@ -520,7 +520,7 @@ class CuajoSampler(DealSampler):
 
     def plan(self, transcript: Transcript) -> Plan:
         """The plan of `transcript` as it stands now (the last one is kept: sampling asks many times)."""
-        key = (len(transcript.decisions), len(transcript.answers), transcript.game_end is not None)
+        key = transcript.progress
         if self._last is None or self._last[0] is not transcript or self._last[1] != key:
             self._last = (transcript, key, Plan(transcript, self.deals_purro))
         return self._last[2]

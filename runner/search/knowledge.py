@@ -80,6 +80,12 @@ class Transcript:
         """The view of the seat's latest decision, or None before its first."""
         return self.decisions[-1]["view"] if self.decisions else None
 
+    @property
+    def progress(self) -> tuple[int, int, bool]:
+        """How far the transcript goes (decisions, answers, whether the game ended): it changes
+        whenever the seat learns something, so work done for one position is kept under it."""
+        return len(self.decisions), len(self.answers), self.game_end is not None
+
 
 @dataclass(frozen=True)
 class Checkpoint:
@@ -214,6 +220,7 @@ class SeatKnowledge:
     def __init__(self, game_start: dict[str, Any]):
         self.transcript = Transcript(game_start=game_start)
         self.game = get_game(game_start["game"])
+        self._exact_failed: tuple[int, int, bool] | None = None  # the position where `fallback` waived exactness
 
     def observe(self, message: dict[str, Any]) -> None:
         """Take a `decision` or `game_end` message, as the seat received it."""
@@ -248,15 +255,20 @@ class SeatKnowledge:
 
         `fallback=True` asks for the exact draw first and waives exactness only where it fails: the
         exact draw gets the first half of the time left to `deadline` (or `attempts` proposals),
-        the waived one the rest (`attempts` more). A bot cannot do this by catching the exact
+        the waived one the rest (`attempts` more); once it has failed, later samples at the same
+        position (until the next message) are waived from the start, so a search that samples many
+        times per decision pays for the failure once. A bot cannot do this by catching the exact
         draw's SamplingError itself with the same deadline: that draw fails only once the deadline
         has passed, leaving the waived draw no time."""
         sampler = sampler_for(self.game.spec.name)
-        if exact and fallback:
+        if fallback and self._exact_failed == self.transcript.progress:
+            exact = False  # the exact draw failed at this position already
+        if fallback and exact:
             halfway = None if deadline is None else (time.monotonic() + deadline) / 2
             try:
                 _, state = first_consistent(self.game, self.transcript, sampler, rng, attempts, halfway)
             except SamplingError:
+                self._exact_failed = self.transcript.progress
                 _, state = first_consistent(self.game, self.transcript, sampler, rng, attempts, deadline, exact=False)
         else:
             _, state = first_consistent(self.game, self.transcript, sampler, rng, attempts, deadline, exact)

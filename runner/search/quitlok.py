@@ -926,7 +926,7 @@ class QuitlokSampler(DealSampler):
 
     def hidden_cards(self, transcript: Transcript) -> HiddenCards:
         """The transcript traced and its hidden cards counted, once while it has not grown."""
-        length = (len(transcript.decisions), len(transcript.answers), transcript.game_end is not None)
+        length = transcript.progress
         if self._traced is None or self._traced.transcript is not transcript or self._traced.length != length:
             tracer = DrawTracer(transcript)
             tracer.follow(transcript)
