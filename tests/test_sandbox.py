@@ -278,50 +278,88 @@ def test_escapees_of_a_killed_referee_are_killed_by_the_next_referee(tmp_path):
     by SIGKILL (nothing of the referee runs to stop them); they are still in the bot's cgroups,
     named for that referee, and the next referee of this PID namespace kills them and removes the cgroups.
 
-    Any referee starting on this machine sweeps such leftovers, as it should: under pytest-xdist a
-    test beside this one may do it between the kill and the look. Its sweep removes the cgroups with
-    the escapees, so escapees gone while their cgroups stay would still fail; a scenario swept by
-    another referee is played again (five times at most)."""
+    The scenario runs in a PID namespace of its own (`NAMESPACE_HARNESS`), so that only its own
+    next referee may judge those cgroups: every referee sweeps the leftovers of its own namespace's
+    dead referees when it starts, and under pytest-xdist the tests beside this one start referees
+    many times a second, which in the machine's namespace swept the escapees before the look."""
     cgroup_or_skip("pids")
-    for _ in range(5):
-        token = f"{5400 + uuid.uuid4().int % 10**6 / 10**6:.6f}"
-        referee = escaping_referee(token)
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        pytest.skip("util-linux's unshare is not installed")
+    token = f"{5400 + uuid.uuid4().int % 10**6 / 10**6:.6f}"
+    harness = subprocess.Popen([unshare, "--pid", "--fork", "--mount-proc", sys.executable, "-c", NAMESPACE_HARNESS,
+                                escaping_referee_script(token), token],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        line = harness.stdout.readline()
+        if not line.startswith("killed "):
+            harness.kill()
+            problem = harness.communicate()[1].strip()
+            if "unshare failed" in problem or "Operation not permitted" in problem:
+                pytest.skip(f"no PID namespace here: {problem.splitlines()[-1]}")
+            pytest.fail(f"the harness did not run its referee: {line!r} {problem}")
+        referee_pid, namespace = line.split()[1:]
         time.sleep(0.2)  # time enough for any death the referee's own could cause (SIGKILL takes microseconds)
         leftovers = [path for parent in cgroups.cgroup_parents().values()
-                     for path in parent.glob(f"cardarena-{referee.pid}-*")]
-        if len(running("sleep", token)) == 5:
-            break
-        assert wait_for(lambda: not any(path.exists() for path in leftovers), 5), \
-            "the escapees died with their killed referee, not of another referee's sweep"
-    else:
-        pytest.fail("in each of five tries another referee swept the escapees before the look")
-    assert leftovers
-    sandbox.sweep_leftovers()
-    assert wait_for(lambda: not running("sleep", token), 5), "the next referee left the escapees running"
-    assert wait_for(lambda: not any(path.exists() for path in leftovers), 5)
-
-
-def escaping_referee(token: str) -> subprocess.Popen:
-    """A referee (a process of its own) whose bot, run without bubblewrap or a PID namespace,
-    starts five `sleep <token>` children in sessions of their own; killed by SIGKILL once they run."""
-    script = (f"from cardarena.referee import sandbox\n"
-              f"sandbox.isolation_problem = lambda: 'simulated'\n"
-              f"from cardarena.referee.process import BotProcess\n"
-              f"from cardarena.config import BotSpec, Limits\n"
-              f"from cardarena.config import SandboxSettings\n"
-              f"spec = BotSpec('escaper', ({sys.executable!r}, 'setsid_escapee.py', '--token', '{token}'), cwd={str(ZOO)!r})\n"
-              f"BotProcess(spec, Limits(sandbox=SandboxSettings(mode='none'))).start()\n"
-              f"print('started', flush=True)\n"
-              f"import time; time.sleep(600)\n")
-    referee = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, cwd=ROOT,
-                               env={**os.environ, "PYTHONPATH": str(ROOT)})
-    try:
-        assert referee.stdout.readline() == "started\n"
-        assert wait_for(lambda: len(running("sleep", token)) == 5)
+                     for path in parent.glob(f"cardarena-{referee_pid}-*-{namespace}-*")]
+        assert leftovers and len(running("sleep", token)) == 5, "the escapees died with their killed referee"
+        harness.stdin.write("sweep\n")  # the next referee of that namespace
+        harness.stdin.flush()
+        assert harness.stdout.readline() == "swept\n"
+        assert wait_for(lambda: not running("sleep", token), 5), "the next referee left the escapees running"
+        assert wait_for(lambda: not any(path.exists() for path in leftovers), 5)
     finally:
-        referee.kill()
-        referee.wait()
-    return referee
+        harness.kill()  # its namespace's init: what is left in the namespace dies with it
+        harness.communicate()
+
+
+#: run as the first process of a PID namespace of its own (argv: the escaping referee's script, its
+#: token): runs that referee until its escapees run, kills it, says so with the referee's pid and the
+#: namespace's id (both as the referee named its cgroups), then sweeps like a next referee when told
+NAMESPACE_HARNESS = """
+import os, subprocess, sys, time
+from cardarena.referee import cgroups, sandbox
+script, token = sys.argv[1:]
+
+def escapees():
+    found = 0
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
+                found += cmdline.read() == f"sleep\\0{token}\\0".encode()
+        except OSError:
+            pass
+    return found
+
+referee = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+assert referee.stdout.readline() == "started\\n"
+deadline = time.monotonic() + 10
+while escapees() != 5:
+    assert time.monotonic() < deadline, "the escapees did not start"
+    time.sleep(0.05)
+referee.kill()
+referee.wait()
+print("killed", referee.pid, cgroups.pid_namespace(), flush=True)
+assert sys.stdin.readline() == "sweep\\n"
+sandbox.sweep_leftovers()
+print("swept", flush=True)
+sys.stdin.readline()
+"""
+
+
+def escaping_referee_script(token: str) -> str:
+    """A referee's code whose bot, run without bubblewrap or a PID namespace, starts five
+    `sleep <token>` children in sessions of their own; it says "started" once the bot has said hello."""
+    return (f"from cardarena.referee import sandbox\n"
+            f"sandbox.isolation_problem = lambda: 'simulated'\n"
+            f"from cardarena.referee.process import BotProcess\n"
+            f"from cardarena.config import BotSpec, Limits\n"
+            f"from cardarena.config import SandboxSettings\n"
+            f"spec = BotSpec('escaper', ({sys.executable!r}, 'setsid_escapee.py', '--token', '{token}'), cwd={str(ZOO)!r})\n"
+            f"BotProcess(spec, Limits(sandbox=SandboxSettings(mode='none'))).start()\n"
+            f"print('started', flush=True)\n"
+            f"import time; time.sleep(600)\n")
 
 
 def test_the_sweep_leaves_live_referees_and_other_namespaces_alone(tmp_path):
