@@ -6,6 +6,7 @@ Each test runs under bubblewrap where it can (the default `auto`) and again with
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -17,6 +18,7 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 from click.testing import CliRunner
@@ -25,7 +27,7 @@ from cardarena.cli import main
 from cardarena.console import require_sandbox
 from cardarena.games import get_game
 from cardarena.manifest import load_manifest
-from cardarena.referee import cgroups, sandbox, views
+from cardarena.referee import cgroups, sandbox, system, views
 from cardarena.referee.faults import BotFault
 from cardarena.referee.match import Match
 from cardarena.config import BotSpec, Limits, SandboxSettings
@@ -222,47 +224,29 @@ def test_a_bot_that_signals_its_parent_cannot_stop_the_run(mode, tmp_path):
 
 def test_a_bot_dies_with_a_killed_referee(tmp_path):
     """PR_SET_PDEATHSIG without bubblewrap (and --die-with-parent with it): SIGKILL the referee,
-    and the bot, busy in a long decision, goes too."""
+    and the bot, busy in a long decision, goes too. The referee runs in a PID namespace of its own
+    (`killed_referee`), where no other test's referee can kill the bot for it by sweeping."""
     token = f"{7200 + uuid.uuid4().int % 10**6 / 10**6:.6f}"
     script = (f"from cardarena.referee.process import BotProcess\n"
               f"from cardarena.config import BotSpec, Limits\n"
               f"from cardarena.config import SandboxSettings\n"
               f"import sys\n"
-              f"for mode in sys.argv[1:]:\n"
+              f"for mode in {modes_under_test()!r}:\n"
               f"    BotProcess(BotSpec('sleeper', ('sleep', '{token}')), Limits(sandbox=SandboxSettings(mode=mode))).spawn()\n"
               f"print('started', flush=True)\n"
               f"import time; time.sleep(600)\n")
-    modes = ["none"] + ([] if BWRAP_PROBLEM else ["bwrap"])
-    referee = subprocess.Popen([sys.executable, "-c", script, *modes], stdout=subprocess.PIPE, text=True, cwd=ROOT,
-                               env={**os.environ, "PYTHONPATH": str(ROOT)})
-    try:
-        assert referee.stdout.readline() == "started\n"
-        deadline = time.monotonic() + 5
-        while len(running("sleep", token)) < len(modes) and time.monotonic() < deadline:
-            time.sleep(0.05)  # each launch chain takes a moment to reach the bot's own program
-        assert len(running("sleep", token)) == len(modes)
-        # what the referee will not live to remove: its bots' cgroups and private folders (listed while
-        # it runs: under pytest-xdist another test's referee may sweep them as soon as it is dead)
-        leftovers = [*Path(tempfile.gettempdir()).glob(f"cardarena-bot-{referee.pid}-*"),
-                     *(path for parent in cgroups.cgroup_parents().values() for path in parent.glob(f"cardarena-{referee.pid}-*"))]
-        assert leftovers
-    finally:
-        referee.kill()
-        referee.wait()
-    deadline = time.monotonic() + 5
-    while running("sleep", token) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not running("sleep", token)
-    # the killed referee could not remove them: the next referee sweeps them away
-    # A cgroup can be removed only once the kernel has taken its exited tasks out of it, which a
-    # loaded machine does a little after the process is gone: sweep again until then (bounded).
-    deadline = time.monotonic() + 10
-    while True:
-        sandbox.sweep_leftovers()
-        if not any(path.exists() for path in leftovers) or time.monotonic() > deadline:
-            break
-        time.sleep(0.1)
-    assert not any(path.exists() for path in leftovers)
+    with killed_referee(script, token, len(modes_under_test())) as (harness, leftovers):
+        assert leftovers  # what the killed referee will not remove: its bots' cgroups and private folders
+        assert wait_for(lambda: not running("sleep", token), 5), "a bot outlived its killed referee"
+        sweep_as_next_referee(harness)
+        # A cgroup can be removed only once the kernel has taken its exited tasks out of it, which a
+        # loaded machine does a little after the process is gone: the harness sweeps until then.
+        assert not any(path.exists() for path in leftovers)
+
+
+def modes_under_test() -> list[str]:
+    """The sandbox modes this machine can run: none, and bubblewrap where it works."""
+    return ["none"] + ([] if BWRAP_PROBLEM else ["bwrap"])
 
 
 def wait_for(condition, seconds: float = 10.0) -> bool:
@@ -278,17 +262,31 @@ def test_escapees_of_a_killed_referee_are_killed_by_the_next_referee(tmp_path):
     by SIGKILL (nothing of the referee runs to stop them); they are still in the bot's cgroups,
     named for that referee, and the next referee of this PID namespace kills them and removes the cgroups.
 
-    The scenario runs in a PID namespace of its own (`NAMESPACE_HARNESS`), so that only its own
-    next referee may judge those cgroups: every referee sweeps the leftovers of its own namespace's
-    dead referees when it starts, and under pytest-xdist the tests beside this one start referees
-    many times a second, which in the machine's namespace swept the escapees before the look."""
+    The scenario runs in a PID namespace of its own (`killed_referee`), so that only its own next
+    referee may judge those cgroups: every referee sweeps the leftovers of its own namespace's dead
+    referees when it starts, and under pytest-xdist the tests beside this one start referees many
+    times a second, which in the machine's namespace swept the escapees before the look."""
+    token = f"{5400 + uuid.uuid4().int % 10**6 / 10**6:.6f}"
+    with killed_referee(escaping_referee_script(token), token, 5) as (harness, leftovers):
+        time.sleep(0.2)  # time enough for any death the referee's own could cause (SIGKILL takes microseconds)
+        assert leftovers and len(running("sleep", token)) == 5, "the escapees died with their killed referee"
+        sweep_as_next_referee(harness)
+        assert wait_for(lambda: not running("sleep", token), 5), "the next referee left the escapees running"
+        assert not any(path.exists() for path in leftovers)
+
+
+@contextlib.contextmanager
+def killed_referee(script: str, token: str, bots: int) -> Iterator[tuple[subprocess.Popen, list[Path]]]:
+    """Run the referee `script` in a PID namespace of its own (`NAMESPACE_HARNESS`) until it says
+    "started" and `bots` processes run `sleep <token>`, then SIGKILL it; yield the harness and what
+    it left behind: the cgroups named for it, and its bots' private folders. No referee outside the namespace judges them (their names carry
+    its id), and the harness's end kills whatever is left in it."""
     cgroup_or_skip("pids")
     unshare = shutil.which("unshare")
     if unshare is None:
         pytest.skip("util-linux's unshare is not installed")
-    token = f"{5400 + uuid.uuid4().int % 10**6 / 10**6:.6f}"
     harness = subprocess.Popen([unshare, "--pid", "--fork", "--mount-proc", sys.executable, "-c", NAMESPACE_HARNESS,
-                                escaping_referee_script(token), token],
+                                script, token, str(bots)],
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
     try:
@@ -296,33 +294,37 @@ def test_escapees_of_a_killed_referee_are_killed_by_the_next_referee(tmp_path):
         if not line.startswith("killed "):
             harness.kill()
             problem = harness.communicate()[1].strip()
-            if "unshare failed" in problem or "Operation not permitted" in problem:
+            if "unshare failed" in problem:
                 pytest.skip(f"no PID namespace here: {problem.splitlines()[-1]}")
             pytest.fail(f"the harness did not run its referee: {line!r} {problem}")
         referee_pid, namespace = line.split()[1:]
-        time.sleep(0.2)  # time enough for any death the referee's own could cause (SIGKILL takes microseconds)
-        leftovers = [path for parent in cgroups.cgroup_parents().values()
-                     for path in parent.glob(f"cardarena-{referee_pid}-*-{namespace}-*")]
-        assert leftovers and len(running("sleep", token)) == 5, "the escapees died with their killed referee"
-        harness.stdin.write("sweep\n")  # the next referee of that namespace
-        harness.stdin.flush()
-        assert harness.stdout.readline() == "swept\n"
-        assert wait_for(lambda: not running("sleep", token), 5), "the next referee left the escapees running"
-        assert wait_for(lambda: not any(path.exists() for path in leftovers), 5)
+        yield harness, [*(path for parent in cgroups.cgroup_parents().values()
+                          for path in parent.glob(f"cardarena-{referee_pid}-*-{namespace}-*")),
+                        *Path(tempfile.gettempdir()).glob(f"{sandbox.SCRATCH_PREFIX}{referee_pid}-*")]
     finally:
         harness.kill()  # its namespace's init: what is left in the namespace dies with it
         harness.communicate()
 
 
-#: run as the first process of a PID namespace of its own (argv: the escaping referee's script, its
-#: token): runs that referee until its escapees run, kills it, says so with the referee's pid and the
-#: namespace's id (both as the referee named its cgroups), then sweeps like a next referee when told
-NAMESPACE_HARNESS = """
-import os, subprocess, sys, time
-from cardarena.referee import cgroups, sandbox
-script, token = sys.argv[1:]
+def sweep_as_next_referee(harness: subprocess.Popen) -> None:
+    """Have the harness sweep its namespace's leftovers, as the next referee there does (again until
+    the killed referee's are gone, at most 10 s: the kernel removes exited tasks a little late)."""
+    harness.stdin.write("sweep\n")
+    harness.stdin.flush()
+    assert harness.stdout.readline() == "swept\n"
 
-def escapees():
+
+#: run as the first process of a PID namespace of its own (argv: a referee's script, a token, a
+#: count): runs that referee until it says "started" and that many processes run `sleep <token>`,
+#: kills it, says so with the referee's pid and the namespace's id (both as the referee named its
+#: cgroups), then, when told, sweeps like the next referee until the referee's cgroups are gone
+NAMESPACE_HARNESS = """
+import os, subprocess, sys, tempfile, time
+from pathlib import Path
+from cardarena.referee import cgroups, sandbox, system
+script, token, bots = sys.argv[1:]
+
+def sleepers():
     found = 0
     for entry in filter(str.isdigit, os.listdir("/proc")):
         try:
@@ -335,14 +337,22 @@ def escapees():
 referee = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
 assert referee.stdout.readline() == "started\\n"
 deadline = time.monotonic() + 10
-while escapees() != 5:
-    assert time.monotonic() < deadline, "the escapees did not start"
+while sleepers() != int(bots):
+    assert time.monotonic() < deadline, "the referee's bots did not start"
     time.sleep(0.05)
 referee.kill()
 referee.wait()
-print("killed", referee.pid, cgroups.pid_namespace(), flush=True)
+namespace = system.pid_namespace()
+print("killed", referee.pid, namespace, flush=True)
 assert sys.stdin.readline() == "sweep\\n"
+left = lambda: [*(path for parent in cgroups.cgroup_parents().values()
+                  for path in parent.glob(f"cardarena-{referee.pid}-*-{namespace}-*")),
+                *Path(tempfile.gettempdir()).glob(f"{sandbox.SCRATCH_PREFIX}{referee.pid}-*")]
+deadline = time.monotonic() + 10
 sandbox.sweep_leftovers()
+while left() and time.monotonic() < deadline:
+    time.sleep(0.1)
+    sandbox.sweep_leftovers()
 print("swept", flush=True)
 sys.stdin.readline()
 """
@@ -368,7 +378,7 @@ def test_the_sweep_leaves_live_referees_and_other_namespaces_alone(tmp_path):
     cgroup_or_skip("pids")
     parent = cgroups.cgroup_parents()["pids"]
     own = cgroups.Cgroups(SandboxSettings())
-    foreign = parent / f"cardarena-1-1-{int(cgroups.pid_namespace()) + 1}-0"  # pid 1 of another namespace
+    foreign = parent / f"cardarena-1-1-{int(system.pid_namespace()) + 1}-0"  # pid 1 of another namespace
     foreign.mkdir()
     token = f"{5500 + uuid.uuid4().int % 10**6 / 10**6:.6f}"
     sleepers = [subprocess.Popen(["sleep", token]) for _ in range(2)]
@@ -385,6 +395,33 @@ def test_the_sweep_leaves_live_referees_and_other_namespaces_alone(tmp_path):
             sleeper.wait()
         own.release()
         cgroups.remove_cgroup(foreign)
+
+
+def test_the_folder_sweep_judges_a_maker_by_its_start_time_and_namespace(tmp_path):
+    """A folder named for a process (`process_tag`: pid, start time, PID namespace) is removed once
+    that process is gone, even while another process has its pid; one of another PID namespace
+    stays, whatever runs under that pid here (a referee under `unshare --pid` that shares the
+    temporary folder: before, a sweep here removed its prepared folders while it ran); an older
+    name with a pid alone is judged by that pid."""
+    namespace, me = system.pid_namespace(), os.getpid()
+    start = system.process_start_time(me)
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    names = {
+        "this process": f"{system.process_tag()}-a",
+        "its pid, another start": f"{me}-{int(start) - 1}-{namespace}-b",
+        "a dead process": f"{dead.pid}-1-{namespace}-c",
+        "another namespace, a dead pid": f"{dead.pid}-1-{int(namespace) + 1}-d",
+        "another namespace, a live pid": f"{me}-1-{int(namespace) + 1}-e",
+        "older name, live pid": f"{me}-f",
+        "older name, dead pid": f"{dead.pid}-g",
+    }
+    for name in names.values():
+        (tmp_path / f"cardarena-test-{name}").mkdir()
+    sandbox.sweep_folders("cardarena-test-", str(tmp_path))
+    kept = {what for what, name in names.items() if (tmp_path / f"cardarena-test-{name}").exists()}
+    assert kept == {"this process", "another namespace, a dead pid", "another namespace, a live pid",
+                    "older name, live pid"}
 
 
 def test_bwrap_mode_refuses_to_start_without_bubblewrap(monkeypatch):

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from cardarena.config import SandboxSettings
-from cardarena.referee.system import MIB, SandboxError
+from cardarena.referee.system import MIB, SandboxError, leftover_owner, process_tag
 
 #: how long killed processes may take to leave a bot's cgroup before it counts as stuck (a loaded
 #: machine has been seen to need more than 2 s; the wait ends as soon as the cgroup is empty)
@@ -77,43 +77,16 @@ def freezes_bots() -> bool:
 _cgroup_numbers = itertools.count()
 
 
-def process_start_time(pid: int | str) -> str | None:
-    """When process `pid` started (clock ticks since boot): with the pid, it names one process for
-    the machine's uptime, unlike a pid, which is reused. None when there is no such process, or it
-    has died and waits to be reaped (a zombie referee's bots are as good as orphaned)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return None if len(fields) < 20 or fields[0] in ("Z", "X") else fields[19]
-
-
-@functools.cache
-def pid_namespace() -> str:
-    """This process's PID namespace (the inode of its /proc/self/ns/pid; "" where there is none)."""
-    try:
-        return str(os.stat("/proc/self/ns/pid").st_ino)
-    except OSError:
-        return ""
-
-
 def _cgroup_name() -> str:
     """A new bot cgroup's name: cardarena-<pid>-<start time>-<PID namespace>-<number>, which lets a
-    later referee tell for sure that the referee which made it is gone."""
-    return f"cardarena-{os.getpid()}-{process_start_time('self')}-{pid_namespace()}-{next(_cgroup_numbers)}"
+    later referee tell for sure that the referee which made it is gone (`leftover_owner`)."""
+    return f"cardarena-{process_tag()}-{next(_cgroup_numbers)}"
 
 
 def _cgroup_owner(path: Path) -> str:
-    """Whose a cgroup named cardarena-... is: "live" (its referee runs, or it is not ours to judge),
-    "gone" (a referee of this PID namespace that no longer runs), or "unknown" (named by an older
-    cardarena with a pid alone, which no longer runs here: its processes may be another namespace's)."""
-    parts = path.name.removeprefix("cardarena-").split("-")
-    if len(parts) == 4 and all(part.isdigit() for part in parts):
-        pid, start, namespace, _ = parts
-        if namespace != pid_namespace():
-            return "live"  # a referee in another PID namespace that shares the hierarchy: its pids are not ours
-        return "live" if process_start_time(pid) == start else "gone"
-    return "unknown" if parts[0].isdigit() and not Path(f"/proc/{parts[0]}").exists() else "live"
+    """Whose a cgroup named cardarena-... is: "live", "gone" or "unknown" (`leftover_owner`); an
+    unknown one, of an older cardarena, may hold another namespace's processes."""
+    return leftover_owner(path.name.removeprefix("cardarena-"))
 
 
 def _sweep_stale_cgroups(parent: Path) -> int:

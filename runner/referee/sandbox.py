@@ -50,9 +50,9 @@ import cardarena
 import cardarena.protocol
 from cardarena.config import BWRAP, NONE, SandboxSettings
 from cardarena.referee.bubblewrap import BOT_HOME, bwrap_command, bwrap_problem, etc_copy
-from cardarena.referee.cgroups import (Cgroups, freezes_bots, namespace_helpers, process_start_time,
+from cardarena.referee.cgroups import (Cgroups, freezes_bots, namespace_helpers,
                                        release_dead_referees)
-from cardarena.referee.system import MIB, NOBODY, SandboxError, namespace_probe, tool
+from cardarena.referee.system import MIB, NOBODY, SandboxError, leftover_owner, namespace_probe, process_tag, tool
 from cardarena.referee.views import (SDK_FARM_PREFIX, SDK_ROOT, SYSTEM_DIRS, check_readable_by_nobody, own_startup_hooks,
                                      prepared_root, python_folders, sdk_copy, sdk_entries, sdk_farm, visible_folders)
 
@@ -112,17 +112,17 @@ def turn_isolation() -> str:
             "runs outside its turn takes CPU from the bot deciding on its core, which may then time out")
 
 
-SCRATCH_PREFIX = "cardarena-bot-"  # a bot's private HOME and TMPDIR without bubblewrap: <prefix><referee pid>-...
+SCRATCH_PREFIX = "cardarena-bot-"  # a bot's private HOME and TMPDIR without bubblewrap: <prefix><referee's process tag>-...
 
 
 def sweep_folders(prefix: str, root: str | None = None) -> None:
-    """Remove the folders of `root` (the system's temporary folder by default) named <prefix><pid>-...
-    whose process no longer runs: left by a process killed before it could clean up (a pid in use
-    again keeps its folder; the next sweep after that process looks again)."""
+    """Remove the folders of `root` (the system's temporary folder by default) named
+    <prefix><process tag>-... (`process_tag`) whose maker no longer runs: left by a process killed
+    before it could clean up. A folder of a process in another PID namespace that shares the folder
+    stays (its pid means nothing here), as does one named by an older version for a pid that runs."""
     for stale in Path(root or tempfile.gettempdir()).glob(f"{prefix}*"):
-        owner = stale.name.removeprefix(prefix).split("-")[0]
-        if owner.isdigit() and process_start_time(owner) is None:  # gone, or a zombie: runs no more
-            shutil.rmtree(stale, ignore_errors=True)  # another user's, say: not ours to judge
+        if leftover_owner(stale.name.removeprefix(prefix)) != "live":
+            shutil.rmtree(stale, ignore_errors=True)  # another user's, say: not ours to remove
 
 
 def sweep_leftovers() -> None:
@@ -355,7 +355,7 @@ def _unsandboxed_command(command: Sequence[str], cwd: str | None, folder: str | 
     referee's folder of links, `sdk_farm`).
     Where `unshare` works the bot gets a PID namespace of its own (`isolation_problem`), as nobody
     where the organiser is root; else it runs beside the referee and dies with it."""
-    scratch = tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-")
+    scratch = tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{process_tag()}-")
     try:
         home, tmp = os.path.join(scratch, "home"), os.path.join(scratch, "tmp")
         os.mkdir(home)

@@ -21,7 +21,7 @@ from typing import Callable, Sequence
 
 import cardarena
 import cardarena.protocol
-from cardarena.referee.system import SandboxError
+from cardarena.referee.system import SandboxError, process_tag
 
 SDK_ROOT = "/opt/cardarena"  # the `cardarena` package a bot imports is SDK_ROOT/lib/cardarena (read-only)
 #: the parts of the `cardarena` package a bot sees, besides the SDK (`protocol`, mapped in from wherever
@@ -32,7 +32,7 @@ SDK_ENTRIES = ("__init__.py", "__pycache__", "cards.py", "errors.py", "games", "
 #: system folders visible read-only inside the sandbox (symlinks, as on merged-/usr systems, are copied)
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 EDITABLE_HOOKS = "__editable__.cardarena-*.pth"  # setuptools' name for an editable install's startup hook
-SDK_FARM_PREFIX = "cardarena-sdk-"  # a referee's links to the SDK for bots without bubblewrap: <prefix><pid>-...
+SDK_FARM_PREFIX = "cardarena-sdk-"  # a referee's links to the SDK for bots without bubblewrap: <prefix><process tag>-...
 SHARED_MEMORY = "/dev/shm"  # the system's tmpfs, where the referee's prepared folders go (`prepared_root`)
 #: the least free room on SHARED_MEMORY for the prepared folders to go there (they take 2-3 MiB)
 LEAST_SHARED_MEMORY = 64 << 20
@@ -78,7 +78,7 @@ def sdk_farm() -> str:
     made once and shared by every bot it starts (removed at exit, or by a later sweep)."""
     pid = os.getpid()
     if pid not in _sdk_farms:
-        root = tempfile.mkdtemp(prefix=f"{SDK_FARM_PREFIX}{pid}-", dir=prepared_root())
+        root = tempfile.mkdtemp(prefix=f"{SDK_FARM_PREFIX}{process_tag()}-", dir=prepared_root())
         _link_sdk(root)
         os.chmod(root, 0o755)  # a bot running as another user reads it
         atexit.register(lambda: os.getpid() == pid and shutil.rmtree(root, ignore_errors=True))
@@ -96,7 +96,7 @@ def prepared_folder(what: str, fill: Callable[[str], None]) -> str:
     sweep removes it when that process was killed; removed when it exits otherwise."""
     pid = os.getpid()
     if what not in _prepared:
-        root = tempfile.mkdtemp(prefix=f"{SDK_FARM_PREFIX}{pid}-{what}-", dir=prepared_root())
+        root = tempfile.mkdtemp(prefix=f"{SDK_FARM_PREFIX}{process_tag()}-{what}-", dir=prepared_root())
         try:
             fill(root)
             os.chmod(root, 0o755)  # a bot running as another uid enters it

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import os
 import secrets
 import shutil
 import sys
@@ -24,6 +23,7 @@ from starlette.responses import JSONResponse, Response
 
 from cardarena.referee.faults import printable
 from cardarena.referee.sandbox import sweep_folders
+from cardarena.referee.system import process_tag
 from cardarena.server import league_play
 from cardarena.server.accounts import CHECKING, PASSED, Accounts, Participant
 from cardarena.server.unpack import Caps, UploadRefused, unpack
@@ -37,7 +37,7 @@ MAX_REQUEST = 64 << 10  # bytes of any request body but an upload
 MAX_UPLOAD = 16 << 20  # bytes of an uploaded archive (its unpacked size: unpack.Caps)
 BOARD_SECONDS = 2.0  # the live board is recomputed at most this often
 HISTORY_SECONDS = 10.0  # and the rating histories of the bot pages (one pass over every game) this often
-UPLOAD_PREFIX = "cardarena-upload-"  # an upload's scratch folder: <prefix><server pid>-... (a sweep removes a dead server's)
+UPLOAD_PREFIX = "cardarena-upload-"  # an upload's scratch folder: <prefix><server's process tag>-... (a sweep removes a dead server's)
 VISITOR_FORMS_PER_MINUTE = 120  # log-in and sign-up pages one address may open a minute (a class behind one NAT)
 PLAYER_RESTART_SECONDS = 5.0  # how soon a play process that ended is started again
 CHECK_BREAKS = 3  # check processes lost while checking one submission before it fails (a bot that kills them)
@@ -265,7 +265,7 @@ class League:
         disk or on the database's lock, which a check's commit may hold, so requests go on meanwhile."""
         if not self.submissions.allow(f"participant:{who.id}"):
             return 429, {"error": f"at most {self.settings.submissions_per_hour} submissions an hour; try later"}
-        scratch = Path(await asyncio.to_thread(tempfile.mkdtemp, prefix=f"{UPLOAD_PREFIX}{os.getpid()}-"))
+        scratch = Path(await asyncio.to_thread(tempfile.mkdtemp, prefix=f"{UPLOAD_PREFIX}{process_tag()}-"))
         try:
             archive = scratch / "upload"
             out = await asyncio.to_thread(open, archive, "wb")

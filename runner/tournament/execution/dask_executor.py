@@ -45,6 +45,7 @@ from cardarena.config import AUTO, BWRAP, NONE, BotSpec, Limits
 from cardarena.referee.pipes import append_capped
 from cardarena.referee import sandbox
 from cardarena.referee.sandbox import sweep_folders
+from cardarena.referee.system import process_tag
 from cardarena.referee.match import Observer
 from cardarena.tournament.execution.events import FinishedGame, RunEvent
 from cardarena.tournament.execution.execute import ExecutionError, Executor, portions
@@ -60,7 +61,7 @@ BATCH_SECONDS = 0.2  # how long a finished game may wait on a worker for others 
 #: local cluster too: the statistical profiler samples the thread running a task every 10 ms, and
 #: this thread only waits for its portion host
 WORKER_CONFIG = {"distributed.worker.profile.enabled": False}
-LOGS_PREFIX = "cardarena-logs-"  # a portion's bot logs on a worker, in the temporary folder: <prefix><worker pid>-...
+LOGS_PREFIX = "cardarena-logs-"  # a portion's bot logs on a worker, in the temporary folder: <prefix><worker's process tag>-...
 _POLL_SECONDS = 0.2  # how often the organiser looks up from waiting (so Ctrl-C is felt at once)
 _claimed_core: list[Any] = []  # this worker process's core lock (an open file), once claimed
 #: each task thread's portion host: the thread owns it (and the host dies with the thread). Not a
@@ -416,7 +417,7 @@ def play_portion(match: PlannedMatch, bots: Mapping[str, BotSpec], packs: Mappin
     batches = _Batches(attempt, lambda message: worker.log_event(topic, message),
                        lambda delay, flush: worker.loop.add_callback(worker.loop.call_later, delay, flush))
     sweep_folders(LOGS_PREFIX)  # those of worker processes killed in mid-portion
-    with tempfile.TemporaryDirectory(prefix=f"{LOGS_PREFIX}{os.getpid()}-") as logs:
+    with tempfile.TemporaryDirectory(prefix=f"{LOGS_PREFIX}{process_tag()}-") as logs:
         play = _thread_host().play(match, specs, limits, disqualified, Path(logs), where, problems)
         for item in play:
             batches.add(item)
