@@ -498,8 +498,8 @@ class Plan:
 def _waiver_hint(plan: Plan, joint: bool) -> str:
     """Where the exact draw of several hands seen purro failed, how to sample all the same: the
     joint coins keep almost no deal there, and `exact=False` drops them (`fallback=True` after an
-    exact try: cuajo.md § Sampling hidden cards, Its limits). Only a plan whose purro hands were counted already is looked at: counting
-    them here would take seconds past a deadline."""
+    exact try: cuajo.md § Sampling hidden cards, Its limits). Only a plan whose purro hands were
+    counted already is looked at: counting them here would take seconds past a deadline."""
     counted = vars(plan).get("purro_deals")  # the cached_property's value, where it was computed
     hands = max(map(len, counted.values())) if joint and counted else 0
     if hands < 2:
