@@ -266,6 +266,7 @@ def test_escapees_of_a_killed_referee_are_killed_by_the_next_referee(tmp_path):
     referee may judge those cgroups: every referee sweeps the leftovers of its own namespace's dead
     referees when it starts, and under pytest-xdist the tests beside this one start referees many
     times a second, which in the machine's namespace swept the escapees before the look."""
+    cgroup_or_skip("pids")
     token = f"{5400 + uuid.uuid4().int % 10**6 / 10**6:.6f}"
     with killed_referee(escaping_referee_script(token), token, 5) as (harness, leftovers):
         time.sleep(0.2)  # time enough for any death the referee's own could cause (SIGKILL takes microseconds)
@@ -281,7 +282,6 @@ def killed_referee(script: str, token: str, bots: int) -> Iterator[tuple[subproc
     "started" and `bots` processes run `sleep <token>`, then SIGKILL it; yield the harness and what
     it left behind: the cgroups named for it, and its bots' private folders. No referee outside the namespace judges them (their names carry
     its id), and the harness's end kills whatever is left in it."""
-    cgroup_or_skip("pids")
     unshare = shutil.which("unshare")
     if unshare is None:
         pytest.skip("util-linux's unshare is not installed")
