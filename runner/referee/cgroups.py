@@ -83,20 +83,15 @@ def _cgroup_name() -> str:
     return f"cardarena-{process_tag()}-{next(_cgroup_numbers)}"
 
 
-def _cgroup_owner(path: Path) -> str:
-    """Whose a cgroup named cardarena-... is: "live", "gone" or "unknown" (`leftover_owner`); an
-    unknown one, of an older cardarena, may hold another namespace's processes."""
-    return leftover_owner(path.name.removeprefix("cardarena-"))
-
-
 def _sweep_stale_cgroups(parent: Path) -> int:
     """Clear the cgroups of referees that were killed before they could clean up, and count those
     of referees gone. A referee of this PID namespace that is gone leaves nothing running: what is
     still in its bots' cgroups (escapees in sessions of their own, under --sandbox none, or bots
-    frozen between turns) is killed. An older name's cgroup is removed only when empty."""
+    frozen between turns) is killed. An older name's cgroup (`leftover_owner`'s "unknown": it may
+    hold another namespace's processes) is removed only when empty."""
     gone = 0
     for stale in parent.glob("cardarena-*"):
-        owner = _cgroup_owner(stale)
+        owner = leftover_owner(stale.name.removeprefix("cardarena-"))
         gone += owner == "gone"
         try:
             if owner == "gone":
