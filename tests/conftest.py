@@ -1,5 +1,6 @@
 """Shared fixtures: paths to bots and a helper to build bot specs for real subprocesses."""
 
+import contextlib
 import os
 import shutil
 import signal
@@ -101,6 +102,51 @@ def skip_without_bwrap(mode: str) -> None:
 
     if mode == "bwrap" and bwrap_problem() is not None:
         pytest.skip(f"needs bubblewrap: {bwrap_problem()}")
+
+
+MAKERS = ["own launcher", "bubblewrap"]
+
+
+@contextlib.contextmanager
+def sandbox_made_by(maker: str):
+    """Within it, bots' sandboxes are made by `maker` (one of MAKERS): cardarena's own launcher, or
+    bubblewrap, which makes them where the launcher cannot be built; skips where `maker` cannot run."""
+    from cardarena.referee import bubblewrap, launcher
+
+    if maker == "bubblewrap" and shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap is not installed")
+    saved = os.environ.get(launcher.CHOICE)
+    os.environ.pop(launcher.CHOICE, None)
+    if maker == "bubblewrap":
+        os.environ[launcher.CHOICE] = "bwrap"
+    launcher._launcher.cache_clear()
+    bubblewrap.bwrap_problem.cache_clear()
+    try:
+        if maker != "bubblewrap" and launcher.own_launcher() is None:
+            pytest.skip(f"cardarena's own launcher is not used here: {launcher.launcher_problem()}")
+        yield
+    finally:
+        os.environ.pop(launcher.CHOICE, None)
+        if saved is not None:
+            os.environ[launcher.CHOICE] = saved
+        launcher._launcher.cache_clear()
+        bubblewrap.bwrap_problem.cache_clear()
+
+
+@pytest.fixture(params=MAKERS)
+def maker(request):
+    """Each test that takes it runs with each program that makes sandboxes (`sandbox_made_by`): both
+    must keep every promise of SANDBOX.md."""
+    with sandbox_made_by(request.param):
+        yield request.param
+
+
+def sandbox_init() -> str:
+    """How pid 1 of a bot's sandbox reads in a process list: cardarena's own launcher names itself
+    (its path would tell where the organiser keeps it), bubblewrap shows its path."""
+    from cardarena.referee.launcher import NAME, own_launcher
+
+    return NAME if own_launcher() else str(shutil.which("bwrap"))
 
 
 def zoo_script(parent: Path, script: str) -> Path:

@@ -22,7 +22,7 @@ import pytest
 from cardarena.referee import sandbox, views
 from cardarena.config import BotSpec, Limits, SandboxSettings
 from cardarena.referee.process import BotProcess
-from tests.conftest import ROOT, ZOO
+from tests.conftest import MAKERS, ROOT, ZOO, sandbox_init, sandbox_made_by
 
 SECRET = "10110010"
 #: channels through shared inodes: alive only while the sender holds them
@@ -93,17 +93,20 @@ def reports(tmp_path_factory) -> dict[tuple[str, str], dict[str, str]]:
     """The receivers' reports by (mode, live or later), each run once for the whole module."""
     cache = {}
 
-    def get(mode: str, when: str) -> dict[str, str]:
-        if (mode, when) not in cache:
-            cache[mode, when] = (live if when == "live" else later)(mode, tmp_path_factory.mktemp(f"{mode}-{when}"))
-        return cache[mode, when]
+    def get(mode: str, when: str, maker: str = MAKERS[0]) -> dict[str, str]:
+        if (mode, when, maker) not in cache:
+            with sandbox_made_by(maker):
+                cache[mode, when, maker] = (live if when == "live" else later)(
+                    mode, tmp_path_factory.mktemp(f"{mode}-{when}"))
+        return cache[mode, when, maker]
 
     return get
 
 
+@pytest.mark.parametrize("maker", MAKERS)
 @pytest.mark.parametrize("channel", CHANNELS)
-def test_no_bit_passes_between_two_live_sandboxes(reports, channel):
-    assert "1" not in reports("bwrap", "live")[channel]
+def test_no_bit_passes_between_two_live_sandboxes(reports, channel, maker):
+    assert "1" not in reports("bwrap", "live", maker)[channel]
 
 
 @pytest.mark.parametrize("channel", LIVE_ONLY + LASTING)
@@ -118,9 +121,10 @@ def test_without_a_sandbox_a_bit_comes_through_what_the_kernel_counts_per_user(r
     assert reports("none", "live")[channel] == SECRET[0]
 
 
+@pytest.mark.parametrize("maker", MAKERS)
 @pytest.mark.parametrize("channel", CHANNELS)
-def test_nothing_is_left_for_a_later_process(reports, channel):
-    assert "1" not in reports("bwrap", "later")[channel]
+def test_nothing_is_left_for_a_later_process(reports, channel, maker):
+    assert "1" not in reports("bwrap", "later", maker)[channel]
 
 
 @pytest.mark.parametrize("channel", LASTING)
@@ -139,7 +143,7 @@ def test_without_a_sandbox_machine_wide_counters_change(reports):
     assert {"/proc/meminfo", "/proc/stat"} <= set(changed)
 
 
-def test_the_sandboxs_process_1_shows_none_of_the_organisers_folders(tmp_path):
+def test_the_sandboxs_process_1_shows_none_of_the_organisers_folders(maker, tmp_path):
     if sandbox.bwrap_problem() is not None:
         pytest.skip(f"bubblewrap cannot run here: {sandbox.bwrap_problem()}")
     folder = tmp_path / "spy"
@@ -155,7 +159,7 @@ def test_the_sandboxs_process_1_shows_none_of_the_organisers_folders(tmp_path):
     finally:
         process.stop()
     spy = next(line for line in log.read_text().splitlines() if line.startswith("SPY "))
-    init = next(line for line in re.findall(r'"processes": \[(.*?)\]', spy)[0].split('", "') if "bwrap" in line)
+    init = next(line for line in re.findall(r'"processes": \[(.*?)\]', spy)[0].split('", "') if line.lstrip('"').startswith(sandbox_init()))
     assert "--ro-bind" not in init and str(folder) not in init, init
     # the Python installation the bot is shown may lie in the project (a venv there): nothing else may
     for shown in sorted(views.python_folders(), key=len, reverse=True):

@@ -8,7 +8,6 @@ import json
 import os
 import pickle
 import re
-import shutil
 import signal
 import socket
 import sqlite3
@@ -24,6 +23,7 @@ import pytest
 from cardarena.config import BotSpec, Limits
 from cardarena.tournament.execution.events import FinishedGame
 from cardarena.tournament.planning.schedule import GameSettings, schedule
+from tests.conftest import sandbox_init
 from tests.ports import free_port
 from tests.test_sandbox import spy_folder
 from tests.test_tournament import ROOT, cardarena, stored_games
@@ -607,7 +607,7 @@ def test_shipped_bots_run_sandboxed_and_pinned_on_the_workers(cluster, tmp_path)
         assert "CARDARENA_BOT_CACHE" not in report["env"] and not any(name.startswith("DASK_") for name in report["env"])
         assert all(readable is not True for readable in report["readable"].values()), report["readable"]
         others = [line for line in report["processes"] if "spy.py" not in line]
-        assert all(line.startswith(shutil.which("bwrap")) for line in others), "only the sandbox's init is in sight"
+        assert all(line.startswith(sandbox_init()) for line in others), "only the sandbox's init is in sight"
         assert len(report["cores"]) == 1, f"the bot was not pinned to one core: report {reports.index(report)} of {len(reports)}"
         if os.geteuid() == 0:
             assert report["uid"] in BOT_UIDS and report["status"]["CapEff"] == ["0" * 16]

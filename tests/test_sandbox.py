@@ -33,7 +33,8 @@ from cardarena.referee.match import Match
 from cardarena.config import BotSpec, Limits, SandboxSettings
 from cardarena.referee.process import BotProcess
 from cardarena.referee.sandbox import BOT_UIDS, NOBODY, SandboxError
-from tests.conftest import RANDOM_BOT, ROOT, ZOO, python_bot_folder, random_bot, skip_without_bwrap, zoo_bot
+from tests.conftest import (RANDOM_BOT, ROOT, ZOO, python_bot_folder, random_bot, sandbox_init, skip_without_bwrap,
+                            zoo_bot)
 from tests.test_referee import running
 
 KNOCK_RUMMY = get_game("knock-rummy")
@@ -115,7 +116,7 @@ def test_a_variable_the_organiser_does_not_allow_is_a_start_fault(tmp_path, monk
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_the_spy_cannot_reach_the_organisers_files_network_or_processes(mode, tmp_path):
+def test_the_spy_cannot_reach_the_organisers_files_network_or_processes(mode, maker, tmp_path):
     marker = tmp_path / "marker.txt"
     marker.write_text("organiser's notes")
     results = tmp_path / "results.sqlite"
@@ -141,7 +142,7 @@ def test_the_spy_cannot_reach_the_organisers_files_network_or_processes(mode, tm
     assert all(readable[str(path)] is not True for path in probes), readable
     assert report["connect"] is not True, "the listener on 127.0.0.1 must be out of reach"
     others = [line for line in report["processes"] if "spy.py" not in line]
-    assert all(line.startswith(shutil.which("bwrap")) for line in others), "only the sandbox's own init is in sight"
+    assert all(line.startswith(sandbox_init()) for line in others), "only the sandbox's own init is in sight"
     if os.geteuid() == 0:
         assert report["uid"] == report["euid"] and report["uid"] in BOT_UIDS  # a uid of its own
         assert report["status"]["Uid"] == [str(report["uid"])] * 4 and report["status"]["CapEff"] == ["0" * 16]

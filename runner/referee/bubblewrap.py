@@ -1,6 +1,7 @@
 """The bubblewrap sandbox around a bot: namespaces, read-only binds of what it is shown (views.py),
 private tmpfs folders, the seccomp filter and constant /proc counters, its options handed over
-through memfds rather than argv."""
+through memfds rather than argv. The sandbox is made by cardarena's own launcher (launcher.py)
+wherever it builds and runs, else by bubblewrap itself: both take the same options."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 from typing import Sequence
 
 from cardarena.config import SandboxSettings
-from cardarena.referee import hostview, seccomp
+from cardarena.referee import hostview, launcher, seccomp
 from cardarena.referee.system import MIB, NOBODY, namespace_probe, tool
 from cardarena.referee.views import (SDK_ROOT, SYSTEM_DIRS, check_readable_by_nobody, own_startup_hooks,
                                      prepared_folder, python_folders, sdk_copy, visible_folders)
@@ -27,12 +28,27 @@ ETC_ENTRIES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "passwd", "group", "
 
 @functools.cache
 def bwrap_problem() -> str | None:
-    """Why bubblewrap cannot confine a bot on this machine, or None when it can (tried once)."""
+    """Why neither cardarena's own launcher nor bubblewrap can confine a bot on this machine, or None
+    when one can (tried once)."""
+    if launcher.own_launcher() is not None:
+        return None
     bwrap = tool("bwrap")
     if bwrap is None:
-        return "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
-    return namespace_probe("bubblewrap", [bwrap, *_namespace_args(), "--ro-bind", "/", "/", "--proc", "/proc",
-                                           "--dev", "/dev", "--", "/bin/true"])
+        problem = "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
+    else:
+        problem = namespace_probe("bubblewrap", [bwrap, *_namespace_args(), "--ro-bind", "/", "/", "--proc",
+                                                 "/proc", "--dev", "/dev", "--", "/bin/true"])
+    return None if problem is None else f"{problem}, and cardarena's own launcher is not used: {launcher.launcher_problem()}"
+
+
+def sandbox_program() -> str:
+    """The program that makes the sandbox: cardarena's own launcher, else bubblewrap."""
+    return launcher.own_launcher() or tool("bwrap") or "bwrap"
+
+
+def sandbox_maker() -> str:
+    """Which program makes the sandbox, in words for the organiser."""
+    return "cardarena's own launcher" if launcher.own_launcher() else "bubblewrap"
 
 
 def _namespace_args() -> list[str]:
@@ -103,7 +119,12 @@ def bwrap_command(command: Sequence[str], cwd: str | None, folder: str | None, b
     args = [*_namespace_args(), "--die-with-parent", "--new-session", *_seccomp_args(handover), *mounts.args,
             *_host_counters_covered(handover, settings), *(_passwd_args(handover, bot_uid) if root else []),
             "--chdir", workdir]
-    if root:
+    own = launcher.own_launcher() is not None
+    if root and own:  # the launcher drops to the bot's uid, with no capabilities, itself
+        args += ["--uid", str(bot_uid), "--gid", str(NOBODY), "--clearenv",
+                 *itertools.chain.from_iterable(("--setenv", n, v) for n, v in bot_env.items())]
+        run = list(command)
+    elif root:
         # bubblewrap runs as root here (no user namespace): drop to the bot's uid, with no capabilities
         # and no way to regain any, before the bot's own environment (LD_PRELOAD, say) can take effect
         args += ["--clearenv", "--setenv", "PATH", "/usr/sbin:/usr/bin:/sbin:/bin"]
@@ -117,7 +138,7 @@ def bwrap_command(command: Sequence[str], cwd: str | None, folder: str | None, b
     # bubblewrap, whose command line anyone inside can read, and they name the organiser's folders.
     # The command itself cannot (bubblewrap takes it from argv): it is the bot's own, with its variables.
     options = handover.add("".join(f"{arg}\0" for arg in args).encode())
-    return [tool("bwrap"), "--args", options, "--", *run], {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}, handover.fds
+    return [sandbox_program(), "--args", options, "--", *run], {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}, handover.fds
 
 
 def etc_copy() -> str:

@@ -49,7 +49,7 @@ from typing import Callable, Sequence
 import cardarena
 import cardarena.protocol
 from cardarena.config import BWRAP, NONE, SandboxSettings
-from cardarena.referee.bubblewrap import BOT_HOME, bwrap_command, bwrap_problem, etc_copy
+from cardarena.referee.bubblewrap import BOT_HOME, bwrap_command, bwrap_problem, etc_copy, sandbox_maker, sandbox_program
 from cardarena.referee.cgroups import (Cgroups, freezes_bots, namespace_helpers,
                                        release_dead_referees)
 from cardarena.referee.system import MIB, NOBODY, SandboxError, leftover_owner, namespace_probe, process_tag, tool
@@ -95,7 +95,8 @@ def describe(settings: SandboxSettings) -> str:
     mode = effective_mode(settings)
     if mode == BWRAP:
         who = "a uid of its own" if os.geteuid() == 0 else "the organiser's uid in a user namespace"
-        where = f"bubblewrap (no network, own PID namespace, {who}, read-only folder, private /tmp, /dev/shm and HOME)"
+        where = (f"bubblewrap, made by {sandbox_maker()} (no network, own PID namespace, {who}, read-only folder, "
+                 "private /tmp, /dev/shm and HOME)")
     elif settings.mode == NONE:
         where = f"none (--sandbox none: clean environment and caps only; {unsandboxed_reach()})"
     else:
@@ -300,7 +301,7 @@ def prepare(command: Sequence[str], cwd: str | None, folder: str | None, env: Se
             argv = ["/bin/sh", "-c", _JOIN_CGROUPS, "sh", *cgroups.tasks_files(), "--", *(in_shell or []), "--", *argv]
         launcher = None  # see Confinement.exempt_helpers
         if bot_uid != os.geteuid():
-            launcher = tool("bwrap") if mode == BWRAP else tool("unshare") if isolation_problem() is None else None
+            launcher = sandbox_program() if mode == BWRAP else tool("unshare") if isolation_problem() is None else None
         return Confinement(argv, outer_env, workdir, mode, settings, cgroups if cgroups.paths else None,
                            scratch, preexec, rlimits, fds, launcher)
     except BaseException:
