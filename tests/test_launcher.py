@@ -28,17 +28,26 @@ OPTIONS = ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "
            "--perms", "1777", "--tmpfs", "/tmp", "--clearenv", "--setenv", "PATH", "/usr/bin:/bin"]
 
 
-def launch(options: list[str], script: str, prefix: list[str] | None = None,
-           program: str | None = None) -> subprocess.CompletedProcess:
-    """`sh -c script` in the sandbox that `options` describe, the launcher run after `prefix`."""
-    fd = os.memfd_create("options")
+def memfd(data: bytes) -> int:
+    fd = os.memfd_create("launcher-test")
+    os.write(fd, data)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+def launch(options: list[str], script: str, prefix: list[str] | None = None, program: str | None = None,
+           data: dict[str, bytes] | None = None) -> subprocess.CompletedProcess:
+    """`sh -c script` in the sandbox that `options` describe, the launcher run after `prefix`, with
+    a --bind-data of each of `data`'s files (path -> content), readable by all."""
+    fds = [memfd(content) for content in (data or {}).values()]
+    options = [*options, *(arg for fd, path in zip(fds, data or {}) for arg in ("--perms", "0444", "--bind-data", str(fd), path))]
+    fds.append(memfd("".join(f"{option}\0" for option in options).encode()))
     try:
-        os.write(fd, "".join(f"{option}\0" for option in options).encode())
-        os.lseek(fd, 0, os.SEEK_SET)
-        return subprocess.run([*(prefix or []), program or str(OWN), "--args", str(fd), "--", "/bin/sh", "-c", script],
-                              pass_fds=[fd], capture_output=True, text=True, timeout=30)
+        return subprocess.run([*(prefix or []), program or str(OWN), "--args", str(fds[-1]), "--", "/bin/sh", "-c",
+                               script], pass_fds=fds, capture_output=True, text=True, timeout=30)
     finally:
-        os.close(fd)
+        for fd in fds:
+            os.close(fd)
 
 
 def mounts(mountinfo: str) -> dict[str, set[str]]:
@@ -57,14 +66,16 @@ def test_every_mount_is_nosuid_and_all_but_the_private_folders_are_read_only():
     options = [*OPTIONS, "--perms", "1777", "--tmpfs", "/dev/shm", "--uid", "1500000000", "--gid", "65534"]
     if os.geteuid() != 0:
         options = [*OPTIONS, "--unshare-user", "--disable-userns"]
-    result = launch(options, "cat /proc/self/mountinfo; touch /new 2>/dev/null && echo WROTE; true")
+    result = launch(options, "cat /proc/self/mountinfo; echo END; cat /proc/loadavg; touch /new 2>/dev/null && echo WROTE; "
+                             "echo 9 >/proc/loadavg 2>/dev/null && echo WROTE; true",
+                    data={"/proc/loadavg": b"0.00 0.00 0.00 0/0 0\n"})
     assert result.returncode == 0, result.stderr
-    assert "WROTE" not in result.stdout
-    seen = mounts(result.stdout)
+    assert "WROTE" not in result.stdout and "0.00 0.00 0.00 0/0 0\n" in result.stdout
+    seen = mounts(result.stdout.split("END")[0])
     writable = {point for point, flags in seen.items() if "rw" in flags}
     assert writable <= {"/tmp", "/dev/shm", "/proc", "/dev/pts", "/dev/null", "/dev/zero", "/dev/full",
                         "/dev/random", "/dev/urandom", "/dev/tty", "/dev"}, writable
-    assert "/" in seen and "ro" in seen["/"] and "ro" in seen["/usr"] and "ro" in seen["/proc/sys"]
+    assert all("ro" in seen[point] for point in ("/", "/usr", "/proc/sys", "/proc/loadavg"))
     assert all("nosuid" in flags for flags in seen.values()), seen
 
 

@@ -338,17 +338,31 @@ static void run_op(struct op *op, int index) {
         if (mkdir(dest, perms) != 0 && errno != EEXIST)
             die("making %s", op->dest);
         break;
-    case BIND_DATA: {
+    case BIND_DATA: { /* its file, written by write_data, is on a read-only tmpfs: so is its bind */
         char name[32];
         snprintf(name, sizeof name, "/data/%d", index);
-        int fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, op->perms == (mode_t)-1 ? 0600 : op->perms);
-        if (fd < 0 || write(fd, op->data, op->length) != (ssize_t)op->length)
-            die("writing the data for %s", op->dest);
-        close(fd);
-        bind_over(name, dest, ATTR_RDONLY | ATTR_NOSUID | ATTR_NODEV | ATTR_NOEXEC);
+        make_mount_point(dest, 0);
+        if (mount(name, dest, NULL, MS_BIND, NULL) != 0)
+            die("binding %s", op->dest);
         break;
     }
     }
+}
+
+/* Each --bind-data's file on the staging /data tmpfs, which is then made read-only, nosuid, nodev
+ * and noexec at once: a bind copies its source mount's flags, so none needs a remount of its own. */
+static void write_data(void) {
+    for (int i = 0; i < op_count; i++) {
+        if (ops[i].kind != BIND_DATA)
+            continue;
+        char name[32];
+        snprintf(name, sizeof name, "/data/%d", i);
+        int fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, ops[i].perms == (mode_t)-1 ? 0600 : ops[i].perms);
+        if (fd < 0 || write(fd, ops[i].data, ops[i].length) != (ssize_t)ops[i].length)
+            die("writing the data for %s", ops[i].dest);
+        close(fd);
+    }
+    set_attributes("/data", ATTR_RDONLY | ATTR_NOSUID | ATTR_NODEV | ATTR_NOEXEC, 0);
 }
 
 /* The new root: a tmpfs, built while the machine's root is at /oldroot, then made the root. */
@@ -357,12 +371,14 @@ static void build_root(void) {
         die("making the mounts private");
     if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700") != 0)
         die("mounting the staging tmpfs");
-    if (chdir("/tmp") != 0 || mkdir("newroot", 0755) != 0 || mkdir("oldroot", 0755) != 0 || mkdir("data", 0700) != 0)
+    if (chdir("/tmp") != 0 || mkdir("newroot", 0755) != 0 || mkdir("oldroot", 0755) != 0 || mkdir("data", 0755) != 0)
         die("making the staging folders");
-    if (mount("tmpfs", "newroot", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") != 0)
+    if (mount("tmpfs", "newroot", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") != 0
+        || mount("tmpfs", "data", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755") != 0)
         die("mounting the new root");
     if (syscall(SYS_pivot_root, ".", "oldroot") != 0 || chdir("/") != 0)
         die("moving the machine's root aside");
+    write_data();
     for (int i = 0; i < op_count; i++)
         run_op(&ops[i], i);
     if (umount2("/oldroot", MNT_DETACH) != 0)
