@@ -119,6 +119,9 @@ def test_an_unprivileged_organisers_bot_gets_no_capability_and_no_user_namespace
     (["--unshare-pid", "--uid", "1500000000"], "--uid needs --gid"),
     (["--unshare-pid", "--disable-userns", "--proc", "/proc"], "--disable-userns needs --unshare-user and --proc"),
     (["--unshare-pid", "--ro-bind", "/no/such/folder", "/x"], "/no/such/folder: No such file or directory"),
+    (["--unshare-pid", "--rlimit", "stack", "8192"], "not a limit this launcher sets: stack"),
+    (["--unshare-pid", "--rlimit", "nofile", "-1"], "not a limit: -1"),
+    (["--unshare-pid", "--join-cgroup", "/no/such/cgroup/tasks"], "writing /no/such/cgroup/tasks: No such file"),
 ])
 def test_the_launcher_refuses_what_it_does_not_know_and_says_what(options, complaint):
     """An option the launcher does not take, or takes otherwise, would be a promise silently not

@@ -27,7 +27,7 @@ from cardarena.cli import main
 from cardarena.console import require_sandbox
 from cardarena.games import get_game
 from cardarena.manifest import load_manifest
-from cardarena.referee import cgroups, sandbox, system, views
+from cardarena.referee import cgroups, launcher, sandbox, system, views
 from cardarena.referee.faults import BotFault
 from cardarena.referee.match import Match
 from cardarena.config import BotSpec, Limits, SandboxSettings
@@ -491,10 +491,10 @@ def test_without_prlimit_the_rlimits_are_set_between_fork_and_exec(tmp_path, mon
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("shell_sets", [True, False])
-def test_the_rlimits_are_the_same_whether_sh_or_prlimit_sets_them(mode, shell_sets, tmp_path, monkeypatch):
+def test_the_rlimits_are_the_same_whether_sh_or_prlimit_sets_them(mode, shell_sets, maker, tmp_path, monkeypatch):
     """Where the bot has cgroups, the shell joining them sets its rlimits with `ulimit` (one program
-    fewer per start); where that shell's ulimit is not as expected, prlimit does. The bot sees the
-    same limits, soft and hard, either way."""
+    fewer per start); where that shell's ulimit is not as expected, prlimit does; cardarena's own
+    launcher sets them itself. The bot sees the same limits, soft and hard, either way."""
     cgroup_or_skip("pids")
     if not shell_sets:
         monkeypatch.setattr(sandbox, "shell_sets_rlimits", lambda shell="/bin/sh": False)
@@ -503,7 +503,10 @@ def test_the_rlimits_are_the_same_whether_sh_or_prlimit_sets_them(mode, shell_se
     caps = {"open_files": 77, "file_size_mb": 3}
     confinement = sandbox.prepare(["/bin/true"], None, None, (), (), settings(mode, **caps))
     try:
-        assert (sandbox.tool("prlimit") in confinement.argv) is not shell_sets, confinement.argv
+        if mode == "bwrap" and maker == "own launcher":
+            assert confinement.argv[0] == launcher.own_launcher() and "/bin/sh" not in confinement.argv
+        else:
+            assert (sandbox.tool("prlimit") in confinement.argv) is not shell_sets, confinement.argv
     finally:
         confinement.release()
     limits = spy_report(load_manifest(spy_folder(tmp_path)).spec, mode, tmp_path, **caps)["limits"]
@@ -519,11 +522,12 @@ HOSTILE_ARGUMENTS = ("--", "--", "-n", "$(touch {canary})", "`touch {canary}`", 
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("shell_sets", [True, False])
-def test_a_bots_arguments_reach_it_untouched_through_the_launch_chain(mode, shell_sets, tmp_path, monkeypatch):
+def test_a_bots_arguments_reach_it_untouched_through_the_launch_chain(mode, shell_sets, maker, tmp_path, monkeypatch):
     """A source-reading cheater knows the chain: `sh -c` joining cgroups and setting rlimits from
-    arguments that end at "--", then prlimit, bubblewrap or unshare, setpriv and env. Its command
-    line (bot.toml's, the author's to write) holding those separators or shell syntax must reach
-    the bot as it is, and run nothing in the chain, whichever of sh or prlimit sets the rlimits."""
+    arguments that end at "--", then prlimit, bubblewrap or unshare, setpriv and env (or cardarena's
+    own launcher, which reads its options up to a "--" too). Its command line (bot.toml's, the
+    author's to write) holding those separators or shell syntax must reach the bot as it is, and
+    run nothing in the chain, whichever of sh, prlimit or the launcher sets the rlimits."""
     if shell_sets:
         cgroup_or_skip("pids")
         if not sandbox.shell_sets_rlimits():

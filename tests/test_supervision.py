@@ -56,6 +56,7 @@ def play(bot: str, tmp_path: Path, isolated: bool = False) -> tuple[subprocess.C
     done = cardarena("play", "casino", "--bot", bot, "--bot", f"r={PYTHON} {RANDOM_BOT}", "--quiet",
                      "--timeout", "0.5", "--record", str(tmp_path / "record.json"), "--sandbox", "none",
                      isolated=isolated)
+    assert (tmp_path / "record.json").exists(), f"play wrote no record (exit {done.returncode}): {done.stderr}"
     record = json.loads((tmp_path / "record.json").read_text())
     assert done.returncode == (1 if record["faults"] else 0), done.stderr  # play exits 1 after a fault
     assert "Traceback" not in done.stderr

@@ -85,9 +85,12 @@ class _Mounts:
 
 
 def bwrap_command(command: Sequence[str], cwd: str | None, folder: str | None, bot_env: dict[str, str],
-                   settings: SandboxSettings, bot_uid: int) -> tuple[list[str], dict[str, str], list[int]]:
+                  settings: SandboxSettings, bot_uid: int,
+                  confinement: tuple[list[str], dict[str, int]] | None = None) -> tuple[list[str], dict[str, str], list[int]]:
     """The bubblewrap command line around the bot (run as `bot_uid` when the organiser is root), the
-    environment bubblewrap itself gets, and the descriptors it reads its arguments from."""
+    environment bubblewrap itself gets, and the descriptors it reads its arguments from.
+    `confinement` (cardarena's own launcher only): the tasks files of the cgroups it joins first,
+    and the rlimits it sets."""
     root = os.geteuid() == 0
     mounts = _Mounts()
     for top in SYSTEM_DIRS:
@@ -116,29 +119,39 @@ def bwrap_command(command: Sequence[str], cwd: str | None, folder: str | None, b
     if not any(workdir == path or workdir.startswith(path.rstrip("/") + "/") for path in own):
         mounts.add("--dir", None, workdir, perms="0755")
     handover = _Handover()  # from here on nothing refuses the bot: the descriptors reach Confinement
-    args = [*_namespace_args(), "--die-with-parent", "--new-session", *_seccomp_args(handover), *mounts.args,
-            *_host_counters_covered(handover, settings), *(_passwd_args(handover, bot_uid) if root else []),
-            "--chdir", workdir]
     own = launcher.own_launcher() is not None
-    if root and own:  # the launcher drops to the bot's uid, with no capabilities, itself
-        args += ["--uid", str(bot_uid), "--gid", str(NOBODY), "--clearenv",
-                 *itertools.chain.from_iterable(("--setenv", n, v) for n, v in bot_env.items())]
-        run = list(command)
-    elif root:
-        # bubblewrap runs as root here (no user namespace): drop to the bot's uid, with no capabilities
-        # and no way to regain any, before the bot's own environment (LD_PRELOAD, say) can take effect
-        args += ["--clearenv", "--setenv", "PATH", "/usr/sbin:/usr/bin:/sbin:/bin"]
-        run = [tool("setpriv"), f"--reuid={bot_uid}", f"--regid={NOBODY}", "--clear-groups", "--inh-caps=-all",
-               "--bounding-set=-all", "--no-new-privs", "--",
-               tool("env"), "-i", "--", *(f"{name}={value}" for name, value in bot_env.items()), *command]
-    else:
-        args += ["--clearenv", *itertools.chain.from_iterable(("--setenv", n, v) for n, v in bot_env.items())]
-        run = list(command)
+    if confinement is not None and not own:
+        raise ValueError("only cardarena's own launcher joins cgroups and sets rlimits")
+    tasks, rlimits = confinement or ([], {})
+    args = [*itertools.chain.from_iterable(("--join-cgroup", path) for path in tasks),
+            *itertools.chain.from_iterable(("--rlimit", name, str(value)) for name, value in rlimits.items()),
+            *_namespace_args(), "--die-with-parent", "--new-session", *_seccomp_args(handover), *mounts.args,
+            *_host_counters_covered(settings), *(_passwd_args(handover, bot_uid) if root else []),
+            "--chdir", workdir]
+    more, run = _identity(command, bot_env, bot_uid if root else None, own)
+    args += more
     # bubblewrap's options travel through a file descriptor, not argv: the sandbox's process 1 is
     # bubblewrap, whose command line anyone inside can read, and they name the organiser's folders.
     # The command itself cannot (bubblewrap takes it from argv): it is the bot's own, with its variables.
     options = handover.add("".join(f"{arg}\0" for arg in args).encode())
     return [sandbox_program(), "--args", options, "--", *run], {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}, handover.fds
+
+
+def _identity(command: Sequence[str], bot_env: dict[str, str], bot_uid: int | None,
+              own: bool) -> tuple[list[str], list[str]]:
+    """The sandbox's options that set who the bot runs as and its environment, and the command that
+    the sandbox runs: as root (`bot_uid` given), the bot's own uid with no capabilities and no way
+    to regain any, before the bot's own environment (LD_PRELOAD, say) can take effect."""
+    variables = list(itertools.chain.from_iterable(("--setenv", n, v) for n, v in bot_env.items()))
+    if bot_uid is None:  # a user namespace maps the organiser's uid: capabilities are dropped in it
+        return ["--clearenv", *variables], list(command)
+    if own:  # the launcher drops to the bot's uid itself
+        return ["--uid", str(bot_uid), "--gid", str(NOBODY), "--clearenv", *variables], list(command)
+    # bubblewrap runs as root here (no user namespace): setpriv drops to the bot's uid, env sets its variables
+    return (["--clearenv", "--setenv", "PATH", "/usr/sbin:/usr/bin:/sbin:/bin"],
+            [tool("setpriv"), f"--reuid={bot_uid}", f"--regid={NOBODY}", "--clear-groups", "--inh-caps=-all",
+             "--bounding-set=-all", "--no-new-privs", "--",
+             tool("env"), "-i", "--", *(f"{name}={value}" for name, value in bot_env.items()), *command])
 
 
 def etc_copy() -> str:
@@ -209,13 +222,32 @@ def _passwd_args(handover: _Handover, bot_uid: int) -> list[str]:
     return ["--perms", "0444", "--bind-data", handover.add(accounts + separator + entry), "/etc/passwd"]
 
 
-def _host_counters_covered(handover: _Handover, settings: SandboxSettings) -> list[str]:
-    """bubblewrap's arguments that cover the machine-wide counters of the new /proc with constant
-    files and empty folders (see `hostview`). Each file is the sandbox's own copy, so it needs no
-    read-only remount (a mount operation per file saved at every start)."""
+def _host_counters_covered(settings: SandboxSettings) -> list[str]:
+    """The sandbox's options that cover the machine-wide counters of the new /proc with constant
+    files and empty folders (see `hostview`): read-only binds of this process's copies of the files
+    (`host_counters_copy`), so that a start hands down no descriptor for them (it took 26 memfds
+    written afresh at every start)."""
+    copy = host_counters_copy(settings.memory_mb)
     args = []
-    for path, content in hostview.constant_files(settings.memory_mb).items():
-        args += ["--perms", "0444", "--bind-data", handover.add(content), path]
+    for path in hostview.constant_files(settings.memory_mb):
+        args += ["--ro-bind", os.path.join(copy, _copy_name(path)), path]
     for path in hostview.empty_folders():
         args += ["--perms", "0555", "--tmpfs", path]
     return args
+
+
+def host_counters_copy(memory_mb: int) -> str:
+    """This process's folder of the constant /proc files shown to bots with a `memory_mb` cap (their
+    `meminfo` shows it), readable by every uid (`prepared_folder`)."""
+    def fill(root: str) -> None:
+        for path, content in hostview.constant_files(memory_mb).items():
+            target = os.path.join(root, _copy_name(path))
+            with open(target, "wb") as file:
+                file.write(content)
+            os.chmod(target, 0o444)
+    return prepared_folder(f"proc-{memory_mb}", fill)
+
+
+def _copy_name(path: str) -> str:
+    """The name of /proc file `path`'s copy: its path below /proc, with dashes for slashes."""
+    return path.removeprefix("/proc/").replace("/", "-")

@@ -10,9 +10,12 @@
  * --unshare-cgroup-try --unshare-user --disable-userns --die-with-parent --new-session
  * --seccomp FD --ro-bind SRC DEST --symlink TARGET DEST --proc DEST --dev DEST --tmpfs DEST
  * --dir DEST --bind-data FD DEST --perms OCTAL --size BYTES --chdir DIR --clearenv
- * --setenv NAME VALUE, and two of its own: --uid UID --gid GID (an organiser running as root:
- * the bot runs as that uid and gid, with no supplementary groups and no capabilities, where
- * bubblewrap needed setpriv and env after it).
+ * --setenv NAME VALUE, and four of its own, which replace the programs the launch chain ran around
+ * bubblewrap: --join-cgroup TASKS (move this process into the cgroup whose tasks file that is,
+ * first of all, so that everything it starts is born there; the chain's sh did it), --rlimit NAME
+ * VALUE (nofile, fsize, core, as or nproc, soft and hard; sh's ulimit or prlimit did it), and
+ * --uid UID --gid GID (an organiser running as root: the bot runs as that uid and gid, with no
+ * supplementary groups and no capabilities; setpriv and env did it after bubblewrap).
  *
  * Processes: this one waits outside (the referee's child); its child is pid 1 of the new PID
  * namespace, builds the new root, starts the bot, its only child, and reaps every process of the
@@ -36,6 +39,7 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -124,6 +128,10 @@ static const char *workdir = "/";
 static char **bot_env;
 static int env_count, clear_env;
 static long bot_uid = -1, bot_gid = -1;
+static const char *cgroup_tasks[8];
+static int cgroup_count;
+static struct { int resource; long value; } rlimits[8];
+static int rlimit_count;
 static mode_t organiser_umask;
 
 static void set_env(const char *name, const char *value) {
@@ -141,6 +149,17 @@ static long number(const char *text, int base, const char *what) {
     if (*text == 0 || *end != 0 || errno || value < 0)
         die("not a %s: %s", what, text);
     return value;
+}
+
+static int resource_named(const char *name) {
+    static const struct { const char *name; int resource; } known[] = {
+        {"nofile", RLIMIT_NOFILE}, {"fsize", RLIMIT_FSIZE}, {"core", RLIMIT_CORE}, {"as", RLIMIT_AS},
+        {"nproc", RLIMIT_NPROC}};
+    for (size_t i = 0; i < sizeof known / sizeof *known; i++)
+        if (!strcmp(name, known[i].name))
+            return known[i].resource;
+    die("not a limit this launcher sets: %s", name);
+    return -1;
 }
 
 static void parse(char **args, int count) {
@@ -168,6 +187,17 @@ static void parse(char **args, int count) {
         else if (!strcmp(option, "--uid")) { NEED(1); bot_uid = number(args[++i], 10, "uid"); }
         else if (!strcmp(option, "--gid")) { NEED(1); bot_gid = number(args[++i], 10, "gid"); }
         else if (!strcmp(option, "--chdir")) { NEED(1); workdir = args[++i]; }
+        else if (!strcmp(option, "--join-cgroup")) {
+            NEED(1);
+            if (cgroup_count == 8) die("too many cgroups");
+            cgroup_tasks[cgroup_count++] = args[++i];
+        } else if (!strcmp(option, "--rlimit")) {
+            NEED(2);
+            if (rlimit_count == 8) die("too many rlimits");
+            rlimits[rlimit_count].resource = resource_named(args[i + 1]);
+            rlimits[rlimit_count++].value = number(args[i + 2], 10, "limit");
+            i += 2;
+        }
         else if (!strcmp(option, "--setenv")) { NEED(2); set_env(args[i + 1], args[i + 2]); i += 2; }
         else if (!strcmp(option, "--ro-bind")) { NEED(2); OP(RO_BIND, args[i + 1], args[i + 2]); i += 2; }
         else if (!strcmp(option, "--symlink")) { NEED(2); OP(SYMLINK, args[i + 1], args[i + 2]); i += 2; }
@@ -209,6 +239,19 @@ static void parse_fd(int fd) {
     for (size_t at = 0, i = 0; at < length; at += strlen(data + at) + 1)
         args[i++] = data + at;
     parse(args, count);
+}
+
+static void write_file(const char *path, const char *text);
+
+/* Into the bot's cgroups and under its rlimits, before anything is started: all it starts inherits both. */
+static void confine_this_process(void) {
+    for (int i = 0; i < cgroup_count; i++)
+        write_file(cgroup_tasks[i], "0"); /* "0": the writing thread, this process's only one */
+    for (int i = 0; i < rlimit_count; i++) {
+        struct rlimit limit = {(rlim_t)rlimits[i].value, (rlim_t)rlimits[i].value};
+        if (setrlimit(rlimits[i].resource, &limit) != 0)
+            die("setting rlimit %d to %ld", rlimits[i].resource, rlimits[i].value);
+    }
 }
 
 static void write_file(const char *path, const char *text) {
@@ -509,6 +552,7 @@ int main(int argc, char **argv) {
     memset(argv[0], 0, (size_t)(end - argv[0]));
     strncpy(argv[0], "cardarena-launch", (size_t)(end - argv[0]));
     prctl(PR_SET_NAME, "cardarena-launch");
+    confine_this_process();
     organiser_umask = umask(0);
     if (die_with_parent && prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
         die("setting the death signal");

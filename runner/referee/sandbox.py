@@ -5,6 +5,9 @@ that `PipeTransport.spawn` hands to `subprocess.Popen`, plus a `Confinement` tha
 the process and explains a fault caused by a cap. The command is a chain of small programs that
 each `exec` the next, so no Python runs between fork and exec (no `preexec_fn`):
 
+    cardarena-launch --args FD -- ...                 with bubblewrap's options and its own (launcher.py): all
+                                                     the links below but the bot's command, in one program
+    or, where it cannot be built:
     sh -c 'echo 0 >tasks ...; ulimit ...; exec "$@"' join the bot's own memory, pids, cpu and freezer
                                                      cgroups, and set its rlimits (`shell_sets_rlimits`)
     or prlimit --nofile=... --fsize=... --core=0     rlimits where no cgroup could be made (then address
@@ -49,7 +52,9 @@ from typing import Callable, Sequence
 import cardarena
 import cardarena.protocol
 from cardarena.config import BWRAP, NONE, SandboxSettings
-from cardarena.referee.bubblewrap import BOT_HOME, bwrap_command, bwrap_problem, etc_copy, sandbox_maker, sandbox_program
+from cardarena.referee.bubblewrap import (BOT_HOME, bwrap_command, bwrap_problem, etc_copy, host_counters_copy,
+                                          sandbox_maker, sandbox_program)
+from cardarena.referee.launcher import own_launcher
 from cardarena.referee.cgroups import (Cgroups, freezes_bots, namespace_helpers,
                                        release_dead_referees)
 from cardarena.referee.system import MIB, NOBODY, SandboxError, leftover_owner, namespace_probe, process_tag, tool
@@ -143,12 +148,14 @@ sweep_once = functools.cache(sweep_leftovers)
 def prepare_shared(settings: SandboxSettings) -> None:
     """Make now what every bot start under `settings` shares, so that the processes this one forks
     afterwards share it too instead of each making its own: whether sh sets the bots' rlimits, and
-    under bubblewrap the copies of /etc and the SDK that every bot is shown (a tournament calls it
-    before it forks a worker per match)."""
+    under bubblewrap cardarena's own launcher (built and tried) and the copies of /etc, the SDK and
+    /proc's counters that every bot is shown (a tournament calls it before it forks a worker per
+    match)."""
     shell_sets_rlimits()
     if settings.mode != NONE and bwrap_problem() is None:
         sdk_copy()
         etc_copy()
+        host_counters_copy(settings.memory_mb)
 
 
 #: the chain's first link where the bot has cgroups: join each (its tasks files, up to --), then set
@@ -288,16 +295,22 @@ def prepare(command: Sequence[str], cwd: str | None, folder: str | None, env: Se
         if "pids" not in cgroups.paths and bot_uid != 0:  # the kernel exempts root from RLIMIT_NPROC
             rlimits["nproc"] = settings.processes + _tasks_of(bot_uid)
         scratch = None
+        # cardarena's own launcher joins the cgroups and sets the rlimits itself: no sh or prlimit before it
+        by_launcher = mode == BWRAP and own_launcher() is not None
         if mode == BWRAP:
             bot_env.update(HOME=BOT_HOME, TMPDIR="/tmp", PYTHONPATH=_sdk_path(SDK_ROOT, bot_env))
-            inner, outer_env, fds = bwrap_command(command, cwd, folder, bot_env, settings, bot_uid)
+            inner, outer_env, fds = bwrap_command(command, cwd, folder, bot_env, settings, bot_uid,
+                                                  (cgroups.tasks_files(), rlimits) if by_launcher else None)
             workdir = None
         else:
             inner, outer_env, scratch = _unsandboxed_command(command, cwd, folder, bot_env)
             workdir = cwd
-        in_shell = _shell_rlimits(rlimits) if cgroups.paths else None
-        argv, preexec = (inner, None) if in_shell is not None else _with_rlimits(inner, rlimits)
-        if cgroups.paths:
+        in_shell = _shell_rlimits(rlimits) if cgroups.paths and not by_launcher else None
+        if by_launcher:
+            argv, preexec = inner, None
+        else:
+            argv, preexec = (inner, None) if in_shell is not None else _with_rlimits(inner, rlimits)
+        if cgroups.paths and not by_launcher:
             argv = ["/bin/sh", "-c", _JOIN_CGROUPS, "sh", *cgroups.tasks_files(), "--", *(in_shell or []), "--", *argv]
         launcher = None  # see Confinement.exempt_helpers
         if bot_uid != os.geteuid():
