@@ -21,7 +21,8 @@
  * namespace, builds the new root, starts the bot, its only child, and reaps every process of the
  * namespace until none is left. As bubblewrap's, this process ends as soon as the bot does, with
  * the bot's status (a signal N as 128+N), which pid 1 sends it through a pipe; with
- * --die-with-parent, pid 1 and with it everything left in the namespace are then killed. A failure before the bot's exec says why on stderr and exits 1. */
+ * --die-with-parent, pid 1 and with it everything left in the namespace are then killed.
+ * A failure before the bot's exec says why on stderr, in one line, and exits 1. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -77,6 +78,20 @@ static void die(const char *format, ...) {
     _exit(1);
 }
 
+/* `path` as the options name it: without the staging folder the new root or the machine's is under. */
+static const char *shown(const char *path) {
+    static const char *staging[] = {"/newroot", "/oldroot"};
+    for (size_t i = 0; i < 2; i++) {
+        size_t length = strlen(staging[i]);
+        if (!strncmp(path, staging[i], length) && (path[length] == '/' || path[length] == 0))
+            return path[length] ? path + length : "/";
+    }
+    return path;
+}
+
+/* A refusal of what the options ask, which no failed system call explains. */
+#define refuse(...) (errno = 0, die(__VA_ARGS__))
+
 static char *joined(const char *a, const char *b) {
     char *path;
     if (asprintf(&path, "%s%s", a, b) < 0)
@@ -111,7 +126,7 @@ static int fd_argument(const char *text) {
     char *end;
     long fd = strtol(text, &end, 10);
     if (*text == 0 || *end != 0 || fd < 0 || fd > 1 << 20)
-        die("not a file descriptor: %s", text);
+        refuse("not a file descriptor: %s", text);
     return (int)fd;
 }
 
@@ -147,7 +162,7 @@ static long number(const char *text, int base, const char *what) {
     errno = 0;
     long value = strtol(text, &end, base);
     if (*text == 0 || *end != 0 || errno || value < 0)
-        die("not a %s: %s", what, text);
+        refuse("not a %s: %s", what, text);
     return value;
 }
 
@@ -158,7 +173,7 @@ static int resource_named(const char *name) {
     for (size_t i = 0; i < sizeof known / sizeof *known; i++)
         if (!strcmp(name, known[i].name))
             return known[i].resource;
-    die("not a limit this launcher sets: %s", name);
+    refuse("not a limit this launcher sets: %s", name);
     return -1;
 }
 
@@ -168,8 +183,8 @@ static void parse(char **args, int count) {
     for (int i = 0; i < count; i++) {
         const char *option = args[i];
         int rest = count - i - 1;
-#define NEED(n) if (rest < (n)) die("%s needs %d argument(s)", option, (n))
-#define OP(k, src, dst) do { if (op_count == 1024) die("too many mounts"); \
+#define NEED(n) if (rest < (n)) refuse("%s needs %d argument(s)", option, (n))
+#define OP(k, src, dst) do { if (op_count == 1024) refuse("too many mounts"); \
             ops[op_count++] = (struct op){k, src, dst, NULL, 0, perms, size}; perms = (mode_t)-1; size = 0; } while (0)
         if (!strcmp(option, "--unshare-pid")) unshare_flags |= CLONE_NEWPID;
         else if (!strcmp(option, "--unshare-net")) unshare_flags |= CLONE_NEWNET;
@@ -189,11 +204,11 @@ static void parse(char **args, int count) {
         else if (!strcmp(option, "--chdir")) { NEED(1); workdir = args[++i]; }
         else if (!strcmp(option, "--join-cgroup")) {
             NEED(1);
-            if (cgroup_count == 8) die("too many cgroups");
+            if (cgroup_count == 8) refuse("too many cgroups");
             cgroup_tasks[cgroup_count++] = args[++i];
         } else if (!strcmp(option, "--rlimit")) {
             NEED(2);
-            if (rlimit_count == 8) die("too many rlimits");
+            if (rlimit_count == 8) refuse("too many rlimits");
             rlimits[rlimit_count].resource = resource_named(args[i + 1]);
             rlimits[rlimit_count++].value = number(args[i + 2], 10, "limit");
             i += 2;
@@ -211,19 +226,19 @@ static void parse(char **args, int count) {
             OP(BIND_DATA, NULL, args[i + 2]);
             ops[op_count - 1].data = read_fd(fd, &ops[op_count - 1].length);
             i += 2;
-        } else die("unknown option %s", option);
+        } else refuse("unknown option %s", option);
 #undef NEED
 #undef OP
     }
     if (!(unshare_flags & CLONE_NEWPID))
-        die("--unshare-pid is required");
+        refuse("--unshare-pid is required");
     int has_proc = 0;
     for (int i = 0; i < op_count; i++)
         has_proc |= ops[i].kind == PROC;
     if (disable_userns && !(has_proc && unshare_flags & CLONE_NEWUSER))
-        die("--disable-userns needs --unshare-user and --proc");
+        refuse("--disable-userns needs --unshare-user and --proc");
     if (bot_uid >= 0 && (bot_gid < 0 || geteuid() != 0))
-        die("--uid needs --gid and an organiser running as root");
+        refuse("--uid needs --gid and an organiser running as root");
 }
 
 /* The options in FD, NUL-separated, as bubblewrap's --args reads them. */
@@ -264,7 +279,7 @@ static void write_file(const char *path, const char *text) {
 static void set_attributes(const char *path, unsigned long long set, unsigned int flags) {
     struct attr attr = {set, 0, 0, 0};
     if (syscall(SYS_mount_setattr, AT_FDCWD, path, flags, &attr, sizeof attr) != 0)
-        die("making %s read-only", path);
+        die("making %s read-only", shown(path));
 }
 
 /* Missing folders of `path` (absolute, under the new root) made, mode 0755. */
@@ -273,7 +288,7 @@ static void make_parents(const char *path) {
     for (char *slash = strchr(copy + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
         *slash = 0;
         if (mkdir(copy, 0755) != 0 && errno != EEXIST)
-            die("making %s", copy);
+            die("making %s", shown(copy));
         *slash = '/';
     }
     free(copy);
@@ -286,16 +301,16 @@ static void make_mount_point(const char *dest, int folder) {
         return;
     make_parents(dest);
     if (folder ? mkdir(dest, 0755) != 0 : mknod(dest, S_IFREG | 0444, 0) != 0)
-        die("making %s", dest);
+        die("making %s", shown(dest));
 }
 
 static void bind_over(const char *source, const char *dest, unsigned long long attributes) {
     struct stat seen;
     if (stat(source, &seen) != 0)
-        die("%s", source);
+        die("%s", shown(source));
     make_mount_point(dest, S_ISDIR(seen.st_mode));
     if (mount(source, dest, NULL, MS_BIND | MS_REC, NULL) != 0)
-        die("binding %s", dest);
+        die("binding %s", shown(dest));
     set_attributes(dest, attributes, AT_RECURSIVE);
 }
 
@@ -307,13 +322,13 @@ static void mount_tmpfs(const char *dest, mode_t perms, long size) {
     else
         snprintf(options, sizeof options, "mode=%o", perms);
     if (mount("tmpfs", dest, "tmpfs", MS_NOSUID | MS_NODEV, options) != 0)
-        die("mounting a tmpfs on %s", dest);
+        die("mounting a tmpfs on %s", shown(dest));
 }
 
 static void make_symlink(const char *target, const char *dest) {
     make_parents(dest);
     if (symlink(target, dest) != 0)
-        die("linking %s", dest);
+        die("linking %s", shown(dest));
 }
 
 /* /proc of the new PID namespace, its folders that write to the kernel read-only (as bubblewrap's). */
@@ -328,7 +343,7 @@ static void mount_proc(const char *dest) {
         char *path = joined(joined(dest, "/"), covered[i]);
         if (access(path, F_OK) == 0) {
             if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) != 0)
-                die("binding %s", path);
+                die("binding %s", shown(path));
             set_attributes(path, ATTR_RDONLY | ATTR_NOSUID | ATTR_NODEV | ATTR_NOEXEC, AT_RECURSIVE);
         }
     }
@@ -345,16 +360,16 @@ static void mount_dev(const char *dest) {
         char *path = joined(joined(dest, "/"), devices[i]);
         char *host = joined("/oldroot/dev/", devices[i]);
         if (mknod(path, S_IFREG | 0666, 0) != 0 || mount(host, path, NULL, MS_BIND, NULL) != 0)
-            die("binding %s", path);
+            die("binding %s", shown(path));
         set_attributes(path, ATTR_NOSUID | ATTR_NOEXEC, 0);
     }
     for (size_t i = 0; i < sizeof links / sizeof *links; i++)
         make_symlink(links[i][0], joined(joined(dest, "/"), links[i][1]));
     char *shm = joined(dest, "/shm"), *pts = joined(dest, "/pts");
     if (mkdir(shm, 0755) != 0 || mkdir(pts, 0755) != 0)
-        die("making %s/shm and pts", dest);
+        die("making %s/shm and pts", shown(dest));
     if (mount("devpts", pts, "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=620") != 0)
-        die("mounting %s", pts);
+        die("mounting %s", shown(pts));
 }
 
 static void run_op(struct op *op, int index) {
@@ -541,7 +556,7 @@ int main(int argc, char **argv) {
     if (argc > 2 && !strcmp(argv[1], "--args"))
         parse_fd(fd_argument(argv[2])), at = 3;
     if (at >= argc || strcmp(argv[at], "--") || at + 1 >= argc)
-        die("usage: cardarena-launch --args FD -- COMMAND...");
+        refuse("usage: cardarena-launch --args FD -- COMMAND...");
     char **command = calloc((size_t)(argc - at), sizeof *command);
     if (!command)
         die("out of memory");
