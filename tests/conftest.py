@@ -111,7 +111,7 @@ MAKERS = ["own launcher", "bubblewrap"]
 def sandbox_made_by(maker: str):
     """Within it, bots' sandboxes are made by `maker` (one of MAKERS): cardarena's own launcher, or
     bubblewrap, which makes them where the launcher cannot be built; skips where `maker` cannot run."""
-    from cardarena.referee import bubblewrap, launcher
+    from cardarena.referee import launcher
 
     if maker == "bubblewrap" and shutil.which("bwrap") is None:
         pytest.skip("bubblewrap is not installed")
@@ -119,8 +119,7 @@ def sandbox_made_by(maker: str):
     os.environ.pop(launcher.CHOICE, None)
     if maker == "bubblewrap":
         os.environ[launcher.CHOICE] = "bwrap"
-    launcher._launcher.cache_clear()
-    bubblewrap.bwrap_problem.cache_clear()
+    launcher._launcher.cache_clear()  # each referee tries the launcher once: this test's referee again
     try:
         if maker != "bubblewrap" and launcher.own_launcher() is None:
             pytest.skip(f"cardarena's own launcher is not used here: {launcher.launcher_problem()}")
@@ -130,7 +129,6 @@ def sandbox_made_by(maker: str):
         if saved is not None:
             os.environ[launcher.CHOICE] = saved
         launcher._launcher.cache_clear()
-        bubblewrap.bwrap_problem.cache_clear()
 
 
 @pytest.fixture(params=MAKERS)

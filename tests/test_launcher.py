@@ -137,21 +137,24 @@ def test_a_bots_exit_status_and_its_killing_signal_come_through_as_from_bubblewr
     assert launch(OPTIONS, "kill -SEGV $$").returncode == 128 + 11
 
 
-def test_without_a_compiler_bubblewrap_makes_the_sandbox_and_the_report_says_why(monkeypatch, tmp_path):
+@pytest.fixture
+def tried_afresh(monkeypatch, tmp_path):
+    """The launcher looked for again, as a new referee would, with an empty cache of its own (and
+    forgotten after the test, for the next one)."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    monkeypatch.setattr(launcher, "tool", lambda name: None)
     monkeypatch.delenv(launcher.CHOICE, raising=False)
     launcher._launcher.cache_clear()
-    bubblewrap.bwrap_problem.cache_clear()
-    try:
-        assert launcher.own_launcher() is None
-        assert launcher.launcher_problem() == "no C compiler (cc, gcc or clang) to build it with"
-        if shutil.which("bwrap") is not None and bubblewrap.bwrap_problem() is None:
-            assert bubblewrap.sandbox_program() == shutil.which("bwrap")
-            assert "made by bubblewrap" in sandbox.describe(SandboxSettings(mode="bwrap"))
-    finally:
-        launcher._launcher.cache_clear()
-        bubblewrap.bwrap_problem.cache_clear()
+    yield
+    launcher._launcher.cache_clear()
+
+
+def test_without_a_compiler_bubblewrap_makes_the_sandbox_and_the_report_says_why(tried_afresh, monkeypatch):
+    monkeypatch.setattr(launcher, "tool", lambda name: None)
+    assert launcher.own_launcher() is None
+    assert launcher.launcher_problem() == "no C compiler (cc, gcc or clang) to build it with"
+    if shutil.which("bwrap") is not None and bubblewrap.bwrap_problem() is None:
+        assert bubblewrap.sandbox_program() == shutil.which("bwrap")
+        assert "made by bubblewrap" in sandbox.describe(SandboxSettings(mode="bwrap"))
 
 
 @needs_launcher
@@ -168,13 +171,7 @@ def test_a_cached_launcher_that_others_could_have_replaced_is_built_again(monkey
 
 
 
-def test_an_installation_without_the_launchers_source_falls_back_with_the_reason(monkeypatch, tmp_path):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+def test_an_installation_without_the_launchers_source_falls_back_with_the_reason(tried_afresh, monkeypatch, tmp_path):
     monkeypatch.setattr(launcher, "SOURCE", tmp_path / "launch.c")
-    monkeypatch.delenv(launcher.CHOICE, raising=False)
-    launcher._launcher.cache_clear()
-    try:
-        assert launcher.own_launcher() is None
-        assert launcher.launcher_problem().startswith("it could not be built: [Errno 2] No such file or directory")
-    finally:
-        launcher._launcher.cache_clear()
+    assert launcher.own_launcher() is None
+    assert launcher.launcher_problem().startswith("it could not be built: [Errno 2] No such file or directory")

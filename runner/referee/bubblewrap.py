@@ -26,19 +26,23 @@ ETC_ENTRIES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "passwd", "group", "
                "localtime", "timezone", "alternatives", "ssl", "ca-certificates")
 
 
-@functools.cache
 def bwrap_problem() -> str | None:
     """Why neither cardarena's own launcher nor bubblewrap can confine a bot on this machine, or None
-    when one can (tried once)."""
+    when one can (each tried once)."""
     if launcher.own_launcher() is not None:
         return None
+    problem = _bubblewrap_problem()
+    return None if problem is None else f"{problem}, and cardarena's own launcher is not used: {launcher.launcher_problem()}"
+
+
+@functools.cache
+def _bubblewrap_problem() -> str | None:
+    """Why bubblewrap cannot confine a bot on this machine, or None when it can."""
     bwrap = tool("bwrap")
     if bwrap is None:
-        problem = "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
-    else:
-        problem = namespace_probe("bubblewrap", [bwrap, *_namespace_args(), "--ro-bind", "/", "/", "--proc",
-                                                 "/proc", "--dev", "/dev", "--", "/bin/true"])
-    return None if problem is None else f"{problem}, and cardarena's own launcher is not used: {launcher.launcher_problem()}"
+        return "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
+    return namespace_probe("bubblewrap", [bwrap, *_namespace_args(), "--ro-bind", "/", "/", "--proc", "/proc",
+                                           "--dev", "/dev", "--", "/bin/true"])
 
 
 def sandbox_program() -> str:

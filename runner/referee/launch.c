@@ -256,7 +256,12 @@ static void parse_fd(int fd) {
     parse(args, count);
 }
 
-static void write_file(const char *path, const char *text);
+static void write_file(const char *path, const char *text) {
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text))
+        die("writing %s", path);
+    close(fd);
+}
 
 /* Into the bot's cgroups and under its rlimits, before anything is started: all it starts inherits both. */
 static void confine_this_process(void) {
@@ -269,17 +274,10 @@ static void confine_this_process(void) {
     }
 }
 
-static void write_file(const char *path, const char *text) {
-    int fd = open(path, O_WRONLY | O_CLOEXEC);
-    if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text))
-        die("writing %s", path);
-    close(fd);
-}
-
 static void set_attributes(const char *path, unsigned long long set, unsigned int flags) {
     struct attr attr = {set, 0, 0, 0};
     if (syscall(SYS_mount_setattr, AT_FDCWD, path, flags, &attr, sizeof attr) != 0)
-        die("making %s read-only", shown(path));
+        die("setting the mount flags of %s", shown(path));
 }
 
 /* Missing folders of `path` (absolute, under the new root) made, mode 0755. */

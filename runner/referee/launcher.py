@@ -17,7 +17,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from cardarena.referee.system import tool
+from cardarena.referee.system import namespace_probe, tool
 
 SOURCE = Path(__file__).with_name("launch.c")
 CHOICE = "CARDARENA_LAUNCHER"  # the organiser's choice: "bwrap" keeps bubblewrap
@@ -124,13 +124,6 @@ def _try(path: str) -> str | None:
     try:
         os.write(fd, "".join(f"{option}\0" for option in options).encode())
         os.lseek(fd, 0, os.SEEK_SET)
-        result = subprocess.run([path, "--args", str(fd), "--", "/bin/true"], pass_fds=[fd], stdin=subprocess.DEVNULL,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=10)
-    except (OSError, subprocess.TimeoutExpired) as error:
-        return f"it does not run here: {error}"
+        return namespace_probe("it", [path, "--args", str(fd), "--", "/bin/true"], pass_fds=[fd])
     finally:
         os.close(fd)
-    if result.returncode != 0:
-        reason = result.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit status {result.returncode}"]
-        return f"it cannot make a sandbox here ({reason[0]})"
-    return None

@@ -305,13 +305,14 @@ def prepare(command: Sequence[str], cwd: str | None, folder: str | None, env: Se
         else:
             inner, outer_env, scratch = _unsandboxed_command(command, cwd, folder, bot_env)
             workdir = cwd
-        in_shell = _shell_rlimits(rlimits) if cgroups.paths and not by_launcher else None
-        if by_launcher:
-            argv, preexec = inner, None
-        else:
-            argv, preexec = (inner, None) if in_shell is not None else _with_rlimits(inner, rlimits)
-        if cgroups.paths and not by_launcher:
-            argv = ["/bin/sh", "-c", _JOIN_CGROUPS, "sh", *cgroups.tasks_files(), "--", *(in_shell or []), "--", *argv]
+        argv, preexec = inner, None
+        if not by_launcher:
+            in_shell = _shell_rlimits(rlimits) if cgroups.paths else None
+            if in_shell is None:
+                argv, preexec = _with_rlimits(inner, rlimits)
+            if cgroups.paths:
+                argv = ["/bin/sh", "-c", _JOIN_CGROUPS, "sh", *cgroups.tasks_files(), "--", *(in_shell or []), "--",
+                        *argv]
         launcher = None  # see Confinement.exempt_helpers
         if bot_uid != os.geteuid():
             launcher = sandbox_program() if mode == BWRAP else tool("unshare") if isolation_problem() is None else None

@@ -7,6 +7,7 @@ import functools
 import os
 import shutil
 import subprocess
+from typing import Sequence
 from pathlib import Path
 
 from cardarena.errors import UsageError
@@ -25,11 +26,11 @@ def tool(name: str) -> str | None:
     return shutil.which(name, path="/usr/bin:/bin:/usr/sbin:/sbin:/usr/local/bin")
 
 
-def namespace_probe(tool: str, probe: list[str]) -> str | None:
+def namespace_probe(tool: str, probe: list[str], pass_fds: Sequence[int] = ()) -> str | None:
     """Why `probe`, `tool`'s command that makes namespaces around /bin/true, fails here, or None."""
     try:
         result = subprocess.run(probe, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE, timeout=10)
+                                stderr=subprocess.PIPE, timeout=10, pass_fds=pass_fds)
     except (OSError, subprocess.TimeoutExpired) as error:
         return f"{tool} does not run here: {error}"
     if result.returncode != 0:
