@@ -180,6 +180,23 @@ def test_faulting_teams_rank_last_together():
     assert ranks_with_faults(result, set()) == [0, 2, 0, 2]  # no fault: the game's own ranks, ties shared
 
 
+def test_a_crashed_bots_last_words_are_in_its_fault_though_the_stderr_drain_ran_late(monkeypatch):
+    """The fault is taken at once, as the bot's output closes; its stderr tail waits for the drain
+    to catch up (a busy machine may not have run that thread since the bot wrote)."""
+    from cardarena.referee.pipes import PipeTransport
+    drain = PipeTransport._drain_stderr
+
+    def late_drain(self, log):
+        time.sleep(0.3)
+        drain(self, log)
+
+    monkeypatch.setattr(PipeTransport, "_drain_stderr", late_drain)
+    records, _ = play_against_random(zoo_bot("last_words.py"), games=1)
+    [fault] = records[0].faults
+    assert fault.kind == "crash" and "exit status 4" in fault.detail, fault
+    assert "last words: no card left to play" in fault.stderr_tail
+
+
 def test_a_bot_that_dies_between_games_is_a_crash_in_the_next_game():
     with Match([random_bot("a", 1), random_bot("b", 2)], LIMITS) as match:
         match.play(KNOCK_RUMMY, seed=1)

@@ -32,6 +32,7 @@ from cardarena.referee.transport import NoReply, Transport, TransportError
 
 STDERR_TAIL = 2048  # bytes of a bot's latest stderr kept for fault reports
 EXIT_CHECK_SECONDS = 0.05  # without a pidfd, how often a wait checks whether the bot has exited
+STDERR_CATCH_UP_SECONDS = 0.5  # a fault's stderr tail waits at most this long for the drain to catch up
 SETTLE_SPIN_SECONDS = 200e-6  # `settle` yields the CPU this long, then waits in doubling steps from this long
 LOG_CAPPED_NOTE = b"\n[cardarena: stderr log capped here]\n"
 
@@ -308,8 +309,17 @@ class PipeTransport(Transport):
     # -- evidence --------------------------------------------------------------------------
 
     def stderr_tail(self) -> str:
-        with self._stderr_lock:
-            return self._stderr_tail.decode("utf-8", "replace")
+        """The latest stderr, once the drain has taken in what the bot wrote before now (at most
+        `STDERR_CATCH_UP_SECONDS` waited): a fault quotes a crashed bot's last words even when the
+        drain thread had not run since it wrote them (a busy machine)."""
+        deadline = time.monotonic() + STDERR_CATCH_UP_SECONDS
+        while True:
+            with self._stderr_lock:  # the drain reads and keeps under this lock: nothing is half-taken
+                thread = self._stderr_thread
+                if thread is None or not thread.is_alive() or not unread_bytes(self._proc.stderr.fileno()) \
+                        or time.monotonic() >= deadline:
+                    return self._stderr_tail.decode("utf-8", "replace")
+            time.sleep(0.001)
 
     def cap_evidence(self, stderr_tail: str) -> str | None:
         if self.confinement is None:
@@ -332,9 +342,6 @@ class PipeTransport(Transport):
         partial = b""  # the start of a line not yet ended
         try:
             for chunk in self._stderr_chunks():
-                with self._stderr_lock:
-                    self._stderr_tail += chunk
-                    del self._stderr_tail[:-STDERR_TAIL]
                 if capped:
                     continue
                 data = partial + chunk
@@ -351,9 +358,10 @@ class PipeTransport(Transport):
                 os.close(log)
 
     def _stderr_chunks(self) -> Iterator[bytes]:
-        """What the bot writes to stderr, until the end of file, or once `kill` has stopped the bot,
-        until the pipe is empty: a process that escaped the kill (no cgroup to find it) could hold
-        the pipe open for ever, and the referee would wait for it at every stop."""
+        """What the bot writes to stderr, each chunk kept in the tail as it is read, until the end of
+        file, or once `kill` has stopped the bot, until the pipe is empty: a process that escaped the
+        kill (no cgroup to find it) could hold the pipe open for ever, and the referee would wait for
+        it at every stop."""
         fd, stop = self._proc.stderr.fileno(), self._stderr_stop[0]
         poller = select.poll()
         poller.register(fd, select.POLLIN)
@@ -362,9 +370,15 @@ class PipeTransport(Transport):
         while True:
             if not stopping:
                 stopping = any(ready == stop for ready, _ in poller.poll())
-            try:
-                chunk = os.read(fd, 1 << 16)
-            except BlockingIOError:
+            with self._stderr_lock:
+                try:
+                    chunk = os.read(fd, 1 << 16)
+                except BlockingIOError:
+                    chunk = None
+                else:
+                    self._stderr_tail += chunk
+                    del self._stderr_tail[:-STDERR_TAIL]
+            if chunk is None:
                 if stopping:
                     return
                 continue
