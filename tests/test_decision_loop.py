@@ -285,6 +285,48 @@ def test_while_one_bot_decides_the_others_are_frozen():
     assert seen and set(seen) == {(False, True)}
 
 
+def test_every_other_bot_is_frozen_at_every_decision_across_repeated_turns_and_restarts():
+    """The referee does not look again when the bot that had the turn decides again; a bot started
+    afresh (after a fault) begins thawed, so it must still be frozen before anyone else's next decision."""
+    table = Table()
+    names = ("a", "b", "c")
+    unfrozen = []
+
+    def watching(name, script):
+        def run(message):
+            if message["type"] == "decision":
+                for other in names:
+                    latest = table.starts(other)[-1] if other != name and table.starts(other) else None
+                    if latest is not None and latest.alive and not latest.frozen:
+                        unfrozen.append((name, other, message["game_id"], message["decision"]))
+            return script(message)
+        return run
+
+    def illegal_at_its_second_decision_of_each_game():
+        asked = 0
+
+        def script(message):
+            nonlocal asked
+            if message["type"] == "game_start":
+                asked = 0
+            elif message["type"] == "decision":
+                asked += 1
+                if asked == 2:
+                    return [illegal(message)]
+            return well_behaved(message)
+        return script
+
+    table.scripts = {"a": watching("a", well_behaved), "b": watching("b", well_behaved),
+                     "c": watching("c", illegal_at_its_second_decision_of_each_game())}
+    specs = [BotSpec(name, (name,)) for name in names]
+    with table.match(specs) as match:
+        records = [match.play(KNOCK_RUMMY, seed) for seed in range(6)]
+    faulted = [[fault.bot for fault in record.faults] for record in records]
+    assert set(map(tuple, faulted)) <= {("c",), ()} and faulted.count(["c"]) >= 4, faulted
+    assert len(table.starts("c")) == 1 + faulted[:-1].count(["c"])  # started afresh after each fault
+    assert unfrozen == []
+
+
 def test_the_observer_hears_every_decision_with_the_fallback_marked():
     heard = []
     table = Table(b=at_decision(1, illegal))

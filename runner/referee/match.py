@@ -145,9 +145,10 @@ class GameInPlay:
             self.fallback[seat] = random.Random(f"{self.seed}:{seat}")
         return random_action(legal, self.fallback[seat])
 
-    def game_end(self, seat: int, reveal: dict[str, Any]) -> dict[str, Any]:
-        """The game_end message for `seat`: the result, what was hidden, its unsent events, the faults."""
-        return {"type": "game_end", "game_id": self.record.game_id, "result": self.record.result.to_wire(),
+    def game_end(self, seat: int, result: dict[str, Any], reveal: dict[str, Any]) -> dict[str, Any]:
+        """The game_end message for `seat`: the result (wire form), what was hidden, its unsent events,
+        the faults so far."""
+        return {"type": "game_end", "game_id": self.record.game_id, "result": result,
                 "reveal": reveal, "events": self.pending_events[seat],
                 "faults": [{"seat": f.seat, "bot": f.bot, "kind": f.kind} for f in self.record.faults]}
 
@@ -182,6 +183,7 @@ class Match:
         self._processes: list[BotSession | None] = [None] * len(self.bots)
         self.shutdown_faults: list[Fault] = []
         self._last_game_id: str | None = None  # the game that shutdown faults follow
+        self._turn: int | None = None  # the bot that was last given the turn, every other one frozen since
 
     def __enter__(self) -> "Match":
         return self
@@ -211,6 +213,7 @@ class Match:
                     game_id=self._last_game_id, stderr_tail=process.stderr_tail(),
                 ))
             self._processes[index] = None
+        self._turn = None
         self.heartbeat(None)
 
     def play(
@@ -308,13 +311,14 @@ class Match:
         decision is looked at last, after reading its game_end (so the others' faults are in it):
         anything it sent after its answer has then arrived."""
         record = table.record
+        result = record.result.to_wire()
         last = record.actions[-1][0] if record.actions else None
         for seat in sorted(range(len(table.seating)), key=lambda seat: seat == last):
             process = self._processes[table.seating[seat]]
             if seat in table.faulted or process is None:
                 continue
             if seat == last:
-                process.post(table.game_end(seat, reveal))
+                process.post(table.game_end(seat, result, reveal))
                 unsolicited = process.settle(UNSOLICITED_GRACE)
             else:
                 unsolicited = process.unsolicited()
@@ -323,7 +327,7 @@ class Match:
         for seat in range(len(table.seating)):
             process = self._processes[table.seating[seat]]
             if seat not in table.faulted and seat != last and process is not None:
-                process.post(table.game_end(seat, reveal))
+                process.post(table.game_end(seat, result, reveal))
 
     def _fault(self, table: GameInPlay, seat: int, error: BotFault, decision: int | None = None) -> None:
         """Record the fault of the bot in `seat` (at `decision`, when it is one) and kill that bot:
@@ -377,8 +381,7 @@ class Match:
         process = self._processes[index]
         if process is not None and not process.alive:
             # It died after its last decision: a crash, noticed now, so it costs this game.
-            process.kill()
-            self._processes[index] = None
+            self._discard(index)
             raise BotFault(Fault("crash", process.spec.name,
                                  f"the bot exited between games ({process.exit_status()})",
                                  stderr_tail=process.stderr_tail()))
@@ -390,6 +393,7 @@ class Match:
             note = ", ".join(part for part in (self.log_label, where) if part)
             process = BotSession(spec, self.limits, self.connect(spec, self.limits, log_path, note))
             self._processes[index] = process
+            self._turn = None  # it starts thawed
             self.heartbeat(index)
             try:
                 process.start()
@@ -406,10 +410,14 @@ class Match:
         its opponents' thinking. They are frozen before the bot deciding is thawed (`BotSession.ask`
         does that): the kernel's count of frozen cgroups then never drops to zero mid-match, which
         would make each write patch its code (some 100 us instead of 1-2). A bot whose state stays
-        as it is costs no write, so the same seat deciding twice in a row costs nothing."""
+        as it is costs no write, and the same bot deciding twice in a row costs not even the look:
+        until a bot is started or killed (`_turn` is then forgotten), the others are still frozen."""
+        if index == self._turn:
+            return
         for other, process in enumerate(self._processes):
             if process is not None and other != index:
                 process.freeze(True)
+        self._turn = index
 
     def _discard(self, index: int) -> None:
         """Kill a faulted bot; it is started afresh before its next game."""
@@ -417,3 +425,4 @@ class Match:
         if process is not None:
             process.kill()
             self._processes[index] = None
+            self._turn = None
