@@ -54,6 +54,7 @@ class PipeTransport(Transport):
         self._stderr_lock = threading.Lock()
         self._stderr_thread: threading.Thread | None = None
         self._pidfd: int | None = None  # readable once the process has exited; None without pidfd support
+        self._poll_exit: select.poll | None = None  # a poll of the pidfd alone (`alive`), while there is one
         self._stdin = self._stdout = -1  # the pipes' file descriptors while the process runs
         self.confinement: Confinement | None = None
         self.frozen = False  # whether its freezer cgroup holds all its processes stopped
@@ -64,7 +65,7 @@ class PipeTransport(Transport):
     @property
     def alive(self) -> bool:
         """Asked of each seat's bot before every game: where the process has a pidfd, one poll of it
-        (no waitpid under Popen's lock, a third of the cost)."""
+        (no waitpid under Popen's lock: about half the cost, 0.5 against 1.0 us)."""
         proc = self._proc
         if proc is None or proc.returncode is not None:
             return False
