@@ -10,6 +10,7 @@ import contextlib
 import json
 import os
 import re
+import shlex
 import shutil
 import socket
 import subprocess
@@ -267,7 +268,8 @@ def test_escapees_of_a_killed_referee_are_killed_by_the_next_referee(tmp_path):
     referee may judge those cgroups: every referee sweeps the leftovers of its own namespace's dead
     referees when it starts, and under pytest-xdist the tests beside this one start referees many
     times a second, which in the machine's namespace swept the escapees before the look."""
-    cgroup_or_skip("pids")
+    if not cgroups.cgroup_parents():
+        pytest.skip("no cgroup can be made here to find the escapees by")
     token = f"{5400 + uuid.uuid4().int % 10**6 / 10**6:.6f}"
     with killed_referee(escaping_referee_script(token), token, 5) as (harness, leftovers):
         time.sleep(0.2)  # time enough for any death the referee's own could cause (SIGKILL takes microseconds)
@@ -450,7 +452,8 @@ def test_auto_mode_falls_back_with_one_warning_the_command_line_prints(monkeypat
 
 
 def test_no_cgroup_is_left_behind(tmp_path):
-    cgroup_or_skip("memory")
+    if not cgroups.cgroup_parents():
+        pytest.skip("no cgroup can be made here")
     parents = cgroups.cgroup_parents().values()
     with Match([random_bot("a"), zoo_bot("quitter.py")], Limits()) as match:
         for seed in range(3):
@@ -712,8 +715,9 @@ def test_the_warning_and_check_say_what_a_bot_beside_the_referee_can_do(monkeypa
 def test_without_a_freezer_cgroup_the_warning_and_check_say_so(monkeypatch):
     monkeypatch.setattr(cgroups, "cgroup_parents", lambda: {})
     heard = sandbox.sandbox_warnings(SandboxSettings())
-    gap = ("no freezer cgroup can be made here (a writable cgroup v1 freezer hierarchy; as root): what a bot runs "
-           "outside its turn takes CPU from the bot deciding on its core, which may then time out")
+    gap = ("no freezer cgroup can be made here (it needs a writable cgroup v1 freezer hierarchy, or a cgroup v2 "
+           "cgroup of the referee's in which it may make child cgroups; as root): what a bot runs outside its "
+           "turn takes CPU from the bot deciding on its core, which may then time out")
     assert f"warning: {gap}" in heard
     assert f"; {gap}; caps: " in sandbox.describe(SandboxSettings(mode="none"))
 
@@ -722,6 +726,29 @@ def child_cpu_reports(log: Path, when: str = "child cpu") -> list[float]:
     """The spinning child's CPU seconds, as its parent reported them at each of its decisions: when
     the request reached it (`child cpu`), or as it answered (`child cpu-at-answer`)."""
     return [float(line.split()[-1]) for line in log.read_text().splitlines() if line.split()[:2] == when.split()]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_bot_cannot_take_its_child_out_of_the_freezer(mode, tmp_path):
+    """The zoo's cgroup_escaper forks a spinning child and, at each decision, tries every way out of
+    its freezer cgroup it can see (v1 or v2): thaw its cgroup, move the child to its parent or the
+    hierarchy's root, make a cgroup inside its own. Under bubblewrap it sees no cgroup file system;
+    without it, it runs as another uid than the referee's, which owns the cgroups: every try is
+    refused (runner/referee/SANDBOX.md § Caps), and its child stays frozen with it."""
+    cgroup_or_skip("freezer")
+    needs_isolation(mode)
+    if os.geteuid() != 0:
+        pytest.skip("bots get a freezer cgroup only where the organiser is root")
+    with Match([random_bot(), zoo_bot("cgroup_escaper.py", after=0)],
+               Limits(decision_timeout=10, sandbox=settings(mode)), log_dir=tmp_path) as match:
+        record = match.play(KNOCK_RUMMY, seed=1)
+        frozen = match._processes[1].transport.confinement.cgroups.paths["freezer"]
+        assert len(cgroup_tasks(frozen)) >= 2  # the bot and its spinning child, still in its freezer cgroup
+    log = (tmp_path / "cgroup_escaper.stderr.log").read_text()
+    assert not record.faults and "ESCAPED" not in log and "unexpected" not in log, log
+    tries = [tuple(map(int, line.split()[2::2])) for line in log.splitlines() if line.startswith("cgroup tries")]
+    assert tries and all(tried == refused for tried, refused in tries), tries
+    assert all(tried == 0 for tried, _ in tries) if mode == "bwrap" else all(tried >= 5 for tried, _ in tries), tries
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -754,7 +781,19 @@ def test_a_spinning_child_gets_no_cpu_while_its_opponent_decides(mode, tmp_path)
 
 
 def cgroup_tasks(path: Path) -> set[int]:
-    return {int(tid) for tid in (path / "tasks").read_text().split()}
+    """The threads in a cgroup: v1's `tasks`, v2's `cgroup.threads`."""
+    listed = path / "tasks" if (path / "tasks").exists() else path / "cgroup.threads"
+    return {int(tid) for tid in listed.read_text().split()}
+
+
+def process_tree(pid: int) -> set[int]:
+    """The threads of process `pid` and of all its descendants."""
+    found, waiting = set(), [pid]
+    while waiting:
+        for task in Path(f"/proc/{waiting.pop()}/task").iterdir():
+            found.add(int(task.name))
+            waiting += [int(child) for child in (task / "children").read_text().split()]
+    return found
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -763,7 +802,7 @@ def test_only_the_launch_chains_helpers_leave_the_freezer(mode):
     place), so the launcher (bubblewrap or unshare) and the bot's PID namespace init, which only
     wait, leave it at the bot's first freeze (runner/referee/cgroups.py, `namespace_helpers`).
     Everything of the bot's own stays, its spinning child included; its memory, pids and cpu
-    cgroups still hold all of the chain."""
+    cgroups (v1: where it has them) still hold all of the chain."""
     cgroup_or_skip("freezer")
     needs_isolation(mode)
     with Match([random_bot(), zoo_bot("spinning_child.py", after=0)],
@@ -772,16 +811,56 @@ def test_only_the_launch_chains_helpers_leave_the_freezer(mode):
         assert not record.faults, record.faults
         for process in match._processes:
             paths = process.transport.confinement.cgroups.paths
-            everything, frozen = cgroup_tasks(paths["pids"]), cgroup_tasks(paths["freezer"])
             launcher = process.pid
+            everything, frozen = process_tree(launcher), cgroup_tasks(paths["freezer"])
             (init,) = Path(f"/proc/{launcher}/task/{launcher}/children").read_text().split()
             assert everything - frozen == {launcher, int(init)}, (everything, frozen)
             assert frozen and all(cgroups.namespace_helpers(tid, sys.executable) == [] for tid in frozen)
-            assert cgroup_tasks(paths["memory"]) == cgroup_tasks(paths["cpu"]) == everything
+            assert all(cgroup_tasks(paths[name]) == everything for name in ("memory", "pids", "cpu") if name in paths)
         spinner = match._processes[1].transport.confinement.cgroups.paths["freezer"]
         tgids = {re.search(r"^Tgid:\s+(\d+)", Path(f"/proc/{tid}/status").read_text(), re.M)[1]
                  for tid in cgroup_tasks(spinner)}
         assert len(tgids) >= 2  # the bot and its spinning child
+
+
+#: the tests that are run again where cgroup v2 is the only hierarchy (`test_the_freezer_holds_on_cgroup_v2`)
+ON_CGROUP_V2 = ("test_a_spinning_child_gets_no_cpu_while_its_opponent_decides",
+                "test_a_bot_cannot_take_its_child_out_of_the_freezer",
+                "test_only_the_launch_chains_helpers_leave_the_freezer",
+                "test_a_bot_cannot_take_over_the_init_that_left_its_freezer",
+                "test_escapees_of_a_killed_referee_are_killed_by_the_next_referee",
+                "test_no_cgroup_is_left_behind")
+
+
+def test_the_freezer_holds_on_cgroup_v2(tmp_path):
+    """Where cgroup v1 has no freezer (a cgroup-v2-only machine, as most are now), bots get a cgroup v2
+    cgroup of their own and are frozen through `cgroup.freeze` (runner/referee/SANDBOX.md § Caps).
+    This machine mounts v1, so the freezer tests run again in a mount namespace of
+    their own in which the v1 hierarchies are unmounted and cgroup v2 is mounted: none may be skipped."""
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        pytest.skip("unmounting cgroup v1 in a mount namespace of its own needs root and unshare")
+    if BWRAP_PROBLEM is not None or sandbox.isolation_problem() is not None:
+        pytest.skip("the freezer tests run under bubblewrap and in PID namespaces of their own, which cannot be made here")
+    mount = tmp_path / "cgroup2"
+    mount.mkdir()
+    v1 = [line.split()[4] for line in Path("/proc/self/mountinfo").read_text().splitlines()
+          if line.split(" - ")[1].split()[0] == "cgroup"]
+    is_v2 = ("from cardarena.referee import cgroups; parents = cgroups.cgroup_parents(); "
+             "assert list(parents) == ['freezer'] and cgroups.is_unified(parents['freezer']), parents")
+    only_v2 = [*(f"umount {shlex.quote(path)}" for path in v1), f"mount -t cgroup2 cgroup2 {shlex.quote(str(mount))}"]
+    probe = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", " && ".join(only_v2)],
+                           capture_output=True, text=True, timeout=60)
+    if probe.returncode != 0:
+        pytest.skip(f"cgroup v1 cannot be swapped for v2 in a mount namespace here: {probe.stderr.strip()}")
+    script = " && ".join([*only_v2, f"{shlex.quote(sys.executable)} -c {shlex.quote(is_v2)}",
+                          f"exec {shlex.quote(sys.executable)} -m pytest -q -p no:cacheprovider -rs "
+                          f"tests/test_sandbox.py -k {shlex.quote(' or '.join(ON_CGROUP_V2))}"])
+    run = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script], cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)
+    summary = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else run.stderr
+    runs = len(MODES) * 4 + 2  # four of them run under bubblewrap and without it
+    assert run.returncode == 0 and re.fullmatch(rf"{runs} passed(, \d+ deselected)? in .*", summary), \
+        (run.stdout[-3000:], run.stderr[-2000:])
 
 
 def test_namespace_helpers_names_only_a_launcher_and_the_init_of_a_new_pid_namespace():

@@ -1,5 +1,6 @@
-"""Bots' own cgroups (v1: memory, pids, cpu and freezer controllers): their caps, the freezer that
-stops a bot outside its turn, and the release of what dead referees left in theirs.
+"""Bots' own cgroups (v1: memory, pids, cpu and freezer controllers; where v1 has no freezer, cgroup
+v2's own `cgroup.freeze`): their caps, the freezer that stops a bot outside its turn, and the
+release of what dead referees left in theirs.
 
 A cgroup is named after the referee that made it (pid, start time, PID namespace), so that a later
 referee, or whoever outlives one, can tell for sure that its maker is gone and clear it
@@ -30,6 +31,12 @@ REMOVAL_FIRST_PAUSE_SECONDS, REMOVAL_LAST_PAUSE_SECONDS = 0.0002, 0.005
 CGROUP_CONTROLLERS = ("memory", "pids", "cpu", "freezer")
 #: cpu.shares of a bot whose referee runs at nice 0 (the kernel's weight of one nice-0 task)
 DEFAULT_CPU_SHARES = 1024
+#: /proc/self/cgroup's name for the v2 hierarchy (its line lists no controllers), and v2's freeze file.
+#: Only the freezer is taken from v2: v2 gives a child cgroup a controller only once its parent has
+#: no process of its own, and the referee's cgroup holds the referee (rlimits stand in for the caps)
+UNIFIED, V2_FREEZE = "", "cgroup.freeze"
+#: per hierarchy (is it v2?): the freezer's file, and what is written to it to thaw and to freeze
+FREEZER_FILES = {False: ("freezer.state", (b"THAWED", b"FROZEN")), True: (V2_FREEZE, (b"0", b"1"))}
 
 
 def cpu_shares(niceness: int) -> int:
@@ -44,8 +51,10 @@ def cpu_shares(niceness: int) -> int:
 @functools.cache
 def cgroup_parents() -> dict[str, Path]:
     """For each of the memory, pids, cpu and freezer controllers that this process may create child cgroups in,
-    the directory of its own cgroup (children nest inside it, so outer limits still hold)."""
+    the directory of its own cgroup (children nest inside it, so outer limits still hold). Where no v1
+    freezer hierarchy is ours, the freezer is cgroup v2's, when this process may use it (`_v2_freezes_in`)."""
     mounts: dict[str, Path] = {}
+    unified: Path | None = None
     try:
         for line in Path("/proc/self/mountinfo").read_text().splitlines():
             fields = line.split()
@@ -54,10 +63,12 @@ def cgroup_parents() -> dict[str, Path]:
                 for option in fields[separator + 3].split(","):
                     if option in CGROUP_CONTROLLERS:
                         mounts[option] = Path(fields[4])
+            elif fields[separator + 1] == "cgroup2" and fields[3] == "/":
+                unified = Path(fields[4])
         own = {}
         for line in Path("/proc/self/cgroup").read_text().splitlines():
             _, controllers, path = line.split(":", 2)
-            for controller in controllers.split(","):
+            for controller in controllers.split(",") if controllers else [UNIFIED]:
                 own[controller] = path
     except (OSError, ValueError, IndexError):
         return {}
@@ -66,7 +77,39 @@ def cgroup_parents() -> dict[str, Path]:
         parent = mount / own.get(controller, "/").lstrip("/")
         if os.access(parent, os.W_OK):
             parents[controller] = parent
+    if "freezer" not in parents and unified is not None and UNIFIED in own:
+        parent = unified / own[UNIFIED].lstrip("/")
+        if _v2_freezes_in(parent):
+            parents["freezer"] = parent
     return parents
+
+
+def _v2_freezes_in(parent: Path) -> bool:
+    """Whether a cgroup v2 `parent` lets this process make a child cgroup, move processes into it and out
+    again (both need its `cgroup.procs`: it is their common ancestor), and freeze it (`cgroup.freeze`,
+    Linux 5.2; a probe child made and removed, since the root cgroup has no such file to look for).
+    Only as root: a cgroup delegated to the organiser's own uid is writable by its bots too, which run
+    as that uid when the organiser is not root, and could move a child out of their freezer."""
+    if os.geteuid() != 0 or not (os.access(parent, os.W_OK) and os.access(parent / "cgroup.procs", os.W_OK)):
+        return False
+    probe = parent / _cgroup_name()
+    try:
+        probe.mkdir()
+    except OSError:
+        return False
+    try:
+        return (probe / V2_FREEZE).exists()
+    finally:
+        try:
+            probe.rmdir()
+        except OSError:
+            pass  # left empty: named for this referee, it is swept once this referee is gone
+
+
+def is_unified(cgroup: Path) -> bool:
+    """Whether a bot's cgroup (or a parent of bots' cgroups) is cgroup v2's: it has `cgroup.procs` but
+    no v1 `tasks` file. v2 moves whole processes (`cgroup.procs`) and freezes with `cgroup.freeze`."""
+    return not (cgroup / "tasks").exists() and (cgroup / "cgroup.procs").exists()
 
 
 def freezes_bots() -> bool:
@@ -140,7 +183,8 @@ class Cgroups:
 
     def __init__(self, settings: SandboxSettings):
         self.paths: dict[str, Path] = {}
-        self._freezer_state: int | None = None  # freezer.state, open for writing once the bot is first frozen
+        self._freezer_state: int | None = None  # the freezer's file, open for writing once the bot is first frozen
+        self._unified_freezer = False  # whether the freezer is cgroup v2's cgroup.freeze
         name = _cgroup_name()
         for controller, parent in cgroup_parents().items():
             path = parent / name
@@ -161,14 +205,17 @@ class Cgroups:
                 remove_cgroup(path)
                 continue  # this controller is not ours to use here: its rlimit stands in
             self.paths[controller] = path
+        self._unified_freezer = "freezer" in self.paths and is_unified(self.paths["freezer"])
 
     def tasks_files(self) -> list[str]:
         """The `tasks` file of each of the bot's cgroups: the launch chain's first process joins them
         by writing 0 (itself, a single thread) to each. Moving one thread skips the lock that moving a
         whole process takes (cgroup_threadgroup_rwsem), whose every write waits for an RCU grace period:
         11-14 ms per start on the loaded development machine, against under 2 ms this way. The shell
-        has one thread, and what it runs and starts afterwards is born inside."""
-        return [str(path / "tasks") for path in self.paths.values()]
+        has one thread, and what it runs and starts afterwards is born inside. cgroup v2 moves only
+        whole processes: its freezer cgroup's file is `cgroup.procs`, where 0 is the writer too."""
+        return [str(path / ("cgroup.procs" if controller == "freezer" and self._unified_freezer else "tasks"))
+                for controller, path in self.paths.items()]
 
     def _read(self, controller: str, name: str) -> str:
         try:
@@ -192,20 +239,23 @@ class Cgroups:
         when a bot's turn begins or ends."""
         if "freezer" not in self.paths:
             return False
+        file, states = FREEZER_FILES[self._unified_freezer]
         if self._freezer_state is None:
-            self._freezer_state = os.open(self.paths["freezer"] / "freezer.state", os.O_WRONLY | os.O_CLOEXEC)
-        os.write(self._freezer_state, b"FROZEN" if frozen else b"THAWED")
+            self._freezer_state = os.open(self.paths["freezer"] / file, os.O_WRONLY | os.O_CLOEXEC)
+        os.write(self._freezer_state, states[frozen])
         return True
 
     def exempt_from_freezer(self, tids: list[int]) -> None:
         """Move these single-threaded processes of the launch chain from the bot's freezer cgroup to
         the referee's own, where freezing the bot no longer wakes them (see `namespace_helpers`).
-        One thread each, as `tasks_files` explains; a process that has exited is skipped, and a
-        move the kernel refuses leaves it where it was, frozen with the bot as before."""
+        One thread each, as `tasks_files` explains (cgroup v2: the process, which leaves the bot's
+        only cgroup); a process that has exited is skipped, and a move the kernel refuses leaves it
+        where it was, frozen with the bot as before."""
         if "freezer" not in self.paths or not tids:
             return
         try:
-            fd = os.open(cgroup_parents()["freezer"] / "tasks", os.O_WRONLY | os.O_CLOEXEC)
+            fd = os.open(self.paths["freezer"].parent / ("cgroup.procs" if self._unified_freezer else "tasks"),
+                         os.O_WRONLY | os.O_CLOEXEC)
         except OSError:
             return  # not ours to write (a delegated hierarchy's parent): they stay, as they were
         try:
@@ -231,14 +281,36 @@ class Cgroups:
 
 
 def _thaw(path: Path) -> None:
-    """Resume the processes of a freezer cgroup (a frozen process cannot die of SIGKILL until then);
-    nothing for a cgroup of another controller, or one already gone."""
-    state = path / "freezer.state"
+    """Resume the processes of a freezer cgroup (v1: a frozen process cannot die of SIGKILL until then;
+    v2: a frozen one can, and what is left runs on to its exit); nothing for a cgroup of another
+    controller, or one already gone."""
+    for file, (thawed, _) in FREEZER_FILES.values():
+        try:
+            if (path / file).exists():
+                (path / file).write_bytes(thawed)
+        except FileNotFoundError:
+            pass  # removed meanwhile
+
+
+def _kill_all(path: Path) -> None:
+    """SIGKILL every process of a bot's cgroup: at once through v2's `cgroup.kill` (Linux 5.14), which
+    no fork can race, else one by one from its `cgroup.procs` (the removal's loop looks again)."""
+    kill = path / "cgroup.kill"
     try:
-        if state.exists():
-            state.write_text("THAWED")
-    except FileNotFoundError:
-        pass  # removed meanwhile
+        if kill.exists():
+            kill.write_text("1")
+            return
+    except OSError:
+        pass  # removed meanwhile, or refused: one by one
+    try:
+        pids = [int(pid) for pid in (path / "cgroup.procs").read_text().split()]
+    except OSError:
+        pids = []
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass  # exited meanwhile
 
 
 def remove_cgroup(path: Path) -> None:
@@ -248,15 +320,7 @@ def remove_cgroup(path: Path) -> None:
     pause = REMOVAL_FIRST_PAUSE_SECONDS
     _thaw(path)
     while path.exists():
-        try:
-            pids = [int(pid) for pid in (path / "cgroup.procs").read_text().split()]
-        except OSError:
-            pids = []
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass  # exited meanwhile
+        _kill_all(path)
         try:
             path.rmdir()
             return

@@ -114,8 +114,9 @@ def turn_isolation() -> str:
     check's report say it)."""
     if freezes_bots():
         return "the other bots of a table are frozen while one decides"
-    return ("no freezer cgroup can be made here (a writable cgroup v1 freezer hierarchy; as root): what a bot "
-            "runs outside its turn takes CPU from the bot deciding on its core, which may then time out")
+    return ("no freezer cgroup can be made here (it needs a writable cgroup v1 freezer hierarchy, or a cgroup v2 "
+            "cgroup of the referee's in which it may make child cgroups; as root): what a bot runs outside its "
+            "turn takes CPU from the bot deciding on its core, which may then time out")
 
 
 SCRATCH_PREFIX = "cardarena-bot-"  # a bot's private HOME and TMPDIR without bubblewrap: <prefix><referee's process tag>-...
