@@ -65,6 +65,11 @@ def cgroup_or_skip(controller: str) -> None:
         pytest.skip(f"no {controller} cgroup can be made here, and the rlimit standing in is per user")
 
 
+def any_cgroup_or_skip() -> None:
+    if not cgroups.cgroup_parents():
+        pytest.skip("no cgroup can be made here")
+
+
 def spy_report(spec: BotSpec, mode: str, tmp_path: Path, **caps) -> dict:
     """Start a spy bot, take its hello, and return what it reported about its world."""
     log = tmp_path / f"{spec.name}.log"
@@ -268,8 +273,7 @@ def test_escapees_of_a_killed_referee_are_killed_by_the_next_referee(tmp_path):
     referee may judge those cgroups: every referee sweeps the leftovers of its own namespace's dead
     referees when it starts, and under pytest-xdist the tests beside this one start referees many
     times a second, which in the machine's namespace swept the escapees before the look."""
-    if not cgroups.cgroup_parents():
-        pytest.skip("no cgroup can be made here to find the escapees by")
+    any_cgroup_or_skip()  # the escapees are found by the bot's cgroups
     token = f"{5400 + uuid.uuid4().int % 10**6 / 10**6:.6f}"
     with killed_referee(escaping_referee_script(token), token, 5) as (harness, leftovers):
         time.sleep(0.2)  # time enough for any death the referee's own could cause (SIGKILL takes microseconds)
@@ -452,8 +456,7 @@ def test_auto_mode_falls_back_with_one_warning_the_command_line_prints(monkeypat
 
 
 def test_no_cgroup_is_left_behind(tmp_path):
-    if not cgroups.cgroup_parents():
-        pytest.skip("no cgroup can be made here")
+    any_cgroup_or_skip()
     parents = cgroups.cgroup_parents().values()
     with Match([random_bot("a"), zoo_bot("quitter.py")], Limits()) as match:
         for seed in range(3):

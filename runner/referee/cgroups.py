@@ -16,6 +16,7 @@ import re
 import signal
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 from cardarena.config import SandboxSettings
 from cardarena.referee.system import MIB, SandboxError, leftover_owner, process_tag
@@ -31,12 +32,23 @@ REMOVAL_FIRST_PAUSE_SECONDS, REMOVAL_LAST_PAUSE_SECONDS = 0.0002, 0.005
 CGROUP_CONTROLLERS = ("memory", "pids", "cpu", "freezer")
 #: cpu.shares of a bot whose referee runs at nice 0 (the kernel's weight of one nice-0 task)
 DEFAULT_CPU_SHARES = 1024
-#: /proc/self/cgroup's name for the v2 hierarchy (its line lists no controllers), and v2's freeze file.
-#: Only the freezer is taken from v2: v2 gives a child cgroup a controller only once its parent has
-#: no process of its own, and the referee's cgroup holds the referee (rlimits stand in for the caps)
-UNIFIED, V2_FREEZE = "", "cgroup.freeze"
-#: per hierarchy (is it v2?): the freezer's file, and what is written to it to thaw and to freeze
-FREEZER_FILES = {False: ("freezer.state", (b"THAWED", b"FROZEN")), True: (V2_FREEZE, (b"0", b"1"))}
+#: /proc/self/cgroup's name for the v2 hierarchy (its line lists no controllers). Only the freezer is
+#: taken from v2: v2 gives a child cgroup a controller only once its parent has no process of its
+#: own, and the referee's cgroup holds the referee (rlimits stand in for the caps)
+UNIFIED = ""
+
+
+class FreezerFiles(NamedTuple):
+    """A freezer cgroup's files in one hierarchy: the file a process joins it (or its parent) by, the
+    file that freezes it, and what is written there to thaw and to freeze (indexed by `frozen`)."""
+
+    join: str
+    freeze: str
+    states: tuple[bytes, bytes]
+
+
+V1_FREEZER = FreezerFiles("tasks", "freezer.state", (b"THAWED", b"FROZEN"))
+V2_FREEZER = FreezerFiles("cgroup.procs", "cgroup.freeze", (b"0", b"1"))  # v2 moves whole processes only
 
 
 def cpu_shares(niceness: int) -> int:
@@ -98,7 +110,7 @@ def _v2_freezes_in(parent: Path) -> bool:
     except OSError:
         return False
     try:
-        return (probe / V2_FREEZE).exists()
+        return (probe / V2_FREEZER.freeze).exists()
     finally:
         try:
             probe.rmdir()
@@ -184,7 +196,6 @@ class Cgroups:
     def __init__(self, settings: SandboxSettings):
         self.paths: dict[str, Path] = {}
         self._freezer_state: int | None = None  # the freezer's file, open for writing once the bot is first frozen
-        self._unified_freezer = False  # whether the freezer is cgroup v2's cgroup.freeze
         name = _cgroup_name()
         for controller, parent in cgroup_parents().items():
             path = parent / name
@@ -205,7 +216,7 @@ class Cgroups:
                 remove_cgroup(path)
                 continue  # this controller is not ours to use here: its rlimit stands in
             self.paths[controller] = path
-        self._unified_freezer = "freezer" in self.paths and is_unified(self.paths["freezer"])
+        self._freezer = V2_FREEZER if "freezer" in self.paths and is_unified(self.paths["freezer"]) else V1_FREEZER
 
     def tasks_files(self) -> list[str]:
         """The `tasks` file of each of the bot's cgroups: the launch chain's first process joins them
@@ -214,7 +225,7 @@ class Cgroups:
         11-14 ms per start on the loaded development machine, against under 2 ms this way. The shell
         has one thread, and what it runs and starts afterwards is born inside. cgroup v2 moves only
         whole processes: its freezer cgroup's file is `cgroup.procs`, where 0 is the writer too."""
-        return [str(path / ("cgroup.procs" if controller == "freezer" and self._unified_freezer else "tasks"))
+        return [str(path / (self._freezer.join if controller == "freezer" else "tasks"))
                 for controller, path in self.paths.items()]
 
     def _read(self, controller: str, name: str) -> str:
@@ -239,10 +250,9 @@ class Cgroups:
         when a bot's turn begins or ends."""
         if "freezer" not in self.paths:
             return False
-        file, states = FREEZER_FILES[self._unified_freezer]
         if self._freezer_state is None:
-            self._freezer_state = os.open(self.paths["freezer"] / file, os.O_WRONLY | os.O_CLOEXEC)
-        os.write(self._freezer_state, states[frozen])
+            self._freezer_state = os.open(self.paths["freezer"] / self._freezer.freeze, os.O_WRONLY | os.O_CLOEXEC)
+        os.write(self._freezer_state, self._freezer.states[frozen])
         return True
 
     def exempt_from_freezer(self, tids: list[int]) -> None:
@@ -254,8 +264,7 @@ class Cgroups:
         if "freezer" not in self.paths or not tids:
             return
         try:
-            fd = os.open(self.paths["freezer"].parent / ("cgroup.procs" if self._unified_freezer else "tasks"),
-                         os.O_WRONLY | os.O_CLOEXEC)
+            fd = os.open(self.paths["freezer"].parent / self._freezer.join, os.O_WRONLY | os.O_CLOEXEC)
         except OSError:
             return  # not ours to write (a delegated hierarchy's parent): they stay, as they were
         try:
@@ -284,10 +293,10 @@ def _thaw(path: Path) -> None:
     """Resume the processes of a freezer cgroup (v1: a frozen process cannot die of SIGKILL until then;
     v2: a frozen one can, and what is left runs on to its exit); nothing for a cgroup of another
     controller, or one already gone."""
-    for file, (thawed, _) in FREEZER_FILES.values():
+    for files in (V1_FREEZER, V2_FREEZER):
         try:
-            if (path / file).exists():
-                (path / file).write_bytes(thawed)
+            if (path / files.freeze).exists():
+                (path / files.freeze).write_bytes(files.states[False])
         except FileNotFoundError:
             pass  # removed meanwhile
 
