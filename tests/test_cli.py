@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -202,7 +203,11 @@ def test_play_reports_a_bot_that_exits_leaving_a_child_as_a_crash_at_once():
                      "--quiet", "--timeout", "30", "--seed", "5", timeout=25)
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert "FAULT orphaner: crash (knock-rummy, game knock-rummy-5, seat 0, decision " in done.stderr
-    assert "the bot exited (exit status 4) while another process still held its output" in done.stderr
+    # In the sandbox's PID namespace the child dies with the bot, so whether the referee sees the exit
+    # before the pipe's end of file is a race: either wording is the crash, seen at once (the CLI's 25 s
+    # timeout is under the 30 s decision deadline). test_referee pins the wording where the child lives on.
+    assert re.search(r"the bot (exited \(exit status 4\) while another process still held its output"
+                     r"|closed its output \(exit status 4\))\n", done.stderr), done.stderr
 
 
 def test_play_blames_a_second_answer_to_the_last_decision_on_the_game(tmp_path):
