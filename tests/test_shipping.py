@@ -83,23 +83,50 @@ def test_a_damaged_pack_is_refused(tmp_path):
     assert not (tmp_path / "cache" / pack.digest).exists()
 
 
-@pytest.mark.parametrize("name, link", [("../escape", None), ("link", "/etc/passwd"),
-                                        ("link", "../../outside")])
-def test_a_pack_whose_entries_leave_its_folder_is_refused(tmp_path, name, link):
+def hostile_pack(entries: list[tuple[str, bytes | None, str | None]]) -> tuple[str, bytes]:
+    """A pack written by hand: (name, tar type, link target) per entry, a file's content empty."""
     buffer = io.BytesIO()
     with gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0) as zipped, tarfile.open(fileobj=zipped, mode="w") as tar:
-        entry = tarfile.TarInfo(name)
-        if link is None:
-            tar.addfile(entry, io.BytesIO(b""))
-        else:
-            entry.type, entry.linkname = tarfile.SYMTYPE, link
-            tar.addfile(entry)
+        for name, kind, link in entries:
+            entry = tarfile.TarInfo(name)
+            entry.type = kind
+            if link is not None:
+                entry.linkname = link
+            tar.addfile(entry, io.BytesIO(b"") if kind == tarfile.REGTYPE else None)
     data = buffer.getvalue()
-    digest = hashlib.sha256(data).hexdigest()[:32]
+    return hashlib.sha256(data).hexdigest()[:32], data
+
+
+FILE, LINK, FOLDER = tarfile.REGTYPE, tarfile.SYMTYPE, tarfile.DIRTYPE
+
+
+@pytest.mark.parametrize("entries", [
+    [("../escape", FILE, None)],
+    [("/tmp/escape", FILE, None)],
+    [("link", LINK, "/etc/passwd")],
+    [("link", LINK, "../../outside")],
+    # each link leads inside when it is written; together, the first leads out (b is the folder itself)
+    [("a", LINK, "b/.."), ("b", LINK, ".")],
+    # a write through a link that leads out, before the end's check of links could see it
+    [("out", LINK, "../.."), ("out/escape", FILE, None)],
+    [("out", LINK, "../.."), ("out", FOLDER, None), ("out/escape", FILE, None)],
+    # a file written at a link's name would be written where the link points
+    [("f", LINK, "../escape"), ("f", FILE, None)],
+    [("hard", tarfile.LNKTYPE, "/etc/passwd")],
+    [("device", tarfile.CHRTYPE, None)],
+    [("fifo", tarfile.FIFOTYPE, None)],
+], ids=["dot-dot", "absolute", "absolute-link", "climbing-link", "link-chain", "through-a-link",
+        "folder-at-a-link", "file-at-a-link", "hard-link", "device", "fifo"])
+def test_a_pack_whose_entries_leave_its_folder_is_refused(tmp_path, entries):
+    """Whatever tarfile offers on this Python (its "data" filter came in 3.11.4), the unpacking is
+    shipping.py's own: nothing lands outside the cache, nothing of the pack is kept."""
+    cache = tmp_path / "deep" / "cache"
+    digest, data = hostile_pack(entries)
     with pytest.raises(PackError, match="cannot unpack"):
-        unpack(digest, data, tmp_path / "cache")
-    assert not (tmp_path / "cache" / digest).exists()
-    assert not (tmp_path / "escape").exists()
+        unpack(digest, data, cache)
+    assert not (cache / digest).exists()
+    assert sorted(path.name for path in tmp_path.rglob("*")) == ["cache", "deep"]
+    assert not Path("/tmp/escape").exists()
 
 
 def test_a_folder_holding_a_pipe_cannot_be_packed(tmp_path):

@@ -18,7 +18,7 @@ import stat
 import tarfile
 import tempfile
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from cardarena.errors import CardarenaError
 
@@ -113,8 +113,6 @@ def unpack(digest: str, data: bytes, root: Path | None = None) -> Path:
     final = root / digest
     if final.is_dir():
         return final
-    if not hasattr(tarfile, "data_filter"):
-        raise PackError("unpacking a bot safely needs Python 3.11.4 or newer (tarfile's data filter)")
     if hashlib.sha256(data).hexdigest()[:32] != digest:
         raise PackError(f"pack {digest}: its bytes do not match its name (damaged on the way)")
     try:
@@ -124,16 +122,63 @@ def unpack(digest: str, data: bytes, root: Path | None = None) -> Path:
         raise PackError(f"cannot make the bot cache {root}: {error.strerror}") from None
     try:
         with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
-            tar.extractall(staging, filter="data")
+            _extract_inside(tar, staging)
         staging.chmod(0o755)
         try:
             staging.rename(final)
         except OSError:
             if not final.is_dir():  # not a concurrent unpack of the same pack that won the race
                 raise
-    except (OSError, tarfile.TarError) as error:
+    except (OSError, tarfile.TarError, PackError) as error:
         raise PackError(f"pack {digest}: cannot unpack it into {root}: {error}") from None
     finally:
         if staging.exists():  # not renamed into place
             shutil.rmtree(staging)
     return final
+
+
+def _extract_inside(tar: tarfile.TarFile, folder: Path) -> None:
+    """Write a pack's entries into the empty `folder`, refusing (PackError) any that would reach
+    outside it: a name that is absolute or climbs with `..`, a write through a link that leads out,
+    a link that leads out once every entry is in place, or an entry that is not a file, folder or
+    link. Written here rather than left to tarfile's "data" filter, which Python gained only in
+    3.11.4 (Debian 12's Python is 3.11.2); the modes kept are a file's permission bits, less the
+    set-id, sticky and group or other write bits."""
+    root = os.path.realpath(folder)
+    for entry in tar:
+        parts = PurePosixPath(entry.name).parts
+        if not parts or entry.name.startswith("/") or ".." in parts:
+            raise PackError(f"entry {entry.name!r} names a place outside the pack's folder")
+        target = os.path.join(root, *parts)
+        _require_inside(root, os.path.dirname(target), entry.name)
+        if entry.isdir():
+            os.makedirs(target, mode=0o755, exist_ok=True)
+            _require_inside(root, target, entry.name)  # not an earlier link's way out
+        elif entry.issym():
+            if entry.linkname.startswith("/"):
+                raise PackError(f"link {entry.name!r} points to an absolute path, {entry.linkname}")
+            os.symlink(entry.linkname, target)
+        elif entry.isreg():
+            _write_file(tar, entry, target)
+        else:
+            raise PackError(f"entry {entry.name!r} is not a file, folder or link")
+    for place, folders, files in os.walk(root):  # each link checked as the whole tree finally resolves it
+        for name in folders + files:
+            path = os.path.join(place, name)
+            if os.path.islink(path):
+                _require_inside(root, path, os.path.relpath(path, root))
+
+
+def _write_file(tar: tarfile.TarFile, entry: tarfile.TarInfo, target: str) -> None:
+    """One regular file of a pack, created afresh (never through a link at its own name)."""
+    descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(descriptor, "wb") as out, tar.extractfile(entry) as content:
+        shutil.copyfileobj(content, out)
+        os.fchmod(out.fileno(), (entry.mode & 0o755) | 0o600)
+
+
+def _require_inside(root: str, path: str, name: str) -> None:
+    """PackError unless `path`, its links followed, lies within `root`."""
+    resolved = os.path.realpath(path)
+    if resolved != root and not resolved.startswith(root + os.sep):
+        raise PackError(f"entry {name!r} leads outside the pack's folder (to {resolved})")
