@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from cardarena.config import BotSpec
+from cardarena.config import BotSpec, SandboxSettings
+from cardarena.referee import sandbox
+from cardarena.tournament import commands as tournament_commands
 
 ROOT = Path(__file__).resolve().parent.parent
 ZOO = ROOT / "tests" / "zoo"
@@ -172,3 +174,15 @@ def pytest_xdist_auto_num_workers(config) -> int:
     the suite is written on, 380 s against 650 s in one process, every test passing."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()  # macOS has no affinity
     return max(1, min(MOST_WORKERS, cores or 1))
+
+
+@pytest.fixture
+def refused_before_any_bot(monkeypatch):
+    """A machine whose sandbox warns (no freezer cgroup: any non-root organiser's), on which a
+    refused run must still be the refusal's one line, given before any bot starts."""
+    monkeypatch.setattr(sandbox, "freezes_bots", lambda: False)
+    assert sandbox.sandbox_warnings(SandboxSettings())
+
+    def no_start(*args, **kwargs):
+        raise AssertionError("a bot was started before the results file was refused")
+    monkeypatch.setattr(tournament_commands, "start_bots", no_start)

@@ -92,7 +92,7 @@ EXPECTED = {
 
 
 @pytest.mark.parametrize("kind", sorted(EXPECTED))
-def test_every_command_that_opens_a_damaged_file_says_so_in_one_line(good, kind):
+def test_every_command_that_opens_a_damaged_file_says_so_in_one_line(good, kind, refused_before_any_bot):
     path = damaged(good, kind)
     before = path.read_bytes()
     bots = [arg for name in "ab" for arg in ("--bot", f"{name}={sys.executable} {RANDOM_BOT}")]

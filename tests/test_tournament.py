@@ -227,7 +227,7 @@ def test_a_file_that_is_not_a_results_database_is_refused(tmp_path):
     assert stray.read_text() == "hello"
 
 
-def test_resume_with_other_settings_is_refused_and_loses_nothing(finished, tmp_path):
+def test_resume_with_other_settings_is_refused_and_loses_nothing(finished, tmp_path, refused_before_any_bot):
     copy = tmp_path / "copy.sqlite"
     copy.write_bytes(finished.read_bytes())
     before = stored_games(copy)
@@ -282,9 +282,15 @@ def test_a_challenger_makes_a_gauntlet(tmp_path):
     assert sorted({row[1] for row in stored_games(out)}) == ["casino/new+x", "casino/new+y"]
 
 
-def test_resume_of_a_missing_file_creates_nothing(tmp_path):
+def test_resume_of_a_missing_file_creates_nothing(tmp_path, refused_before_any_bot):
     line = one_clear_line(invoke(*run_args(tmp_path / "missing.sqlite"), "--resume"))
     assert "nothing to resume" in line and not (tmp_path / "missing.sqlite").exists()
+
+
+def test_a_run_into_a_file_that_holds_results_is_refused_before_any_bot_starts(finished, refused_before_any_bot):
+    before = finished.read_bytes()
+    line = one_clear_line(invoke(*run_args(finished)))
+    assert "already holds results; pass --resume" in line and finished.read_bytes() == before
 
 
 def test_a_bot_that_cannot_start_sits_the_run_out_with_a_warning(tmp_path):

@@ -26,8 +26,8 @@ from cardarena.report import FORMATS, leaderboards, render
 from cardarena.tournament.planning.league import LeagueOverrides, command_line_games, command_line_players
 from cardarena.tournament.planning.schedule import FORMATS as SCHEDULE_FORMATS
 from cardarena.tournament.planning.sprt import SprtError, parse_sprt
-from cardarena.tournament.service import (EXECUTORS, RunOptions, RunOutcome, RunSession, RunSetup, set_up,
-                                          start_bots)
+from cardarena.tournament.service import (EXECUTORS, RunOptions, RunOutcome, RunSession, RunSetup,
+                                          check_results_file, set_up, start_bots)
 from cardarena.record import GameRecord
 from cardarena.tournament.store import ResultStore, StoreError, merged_games, salvage as salvage_store
 
@@ -128,7 +128,8 @@ def run(league_file: Path | None, bots: tuple[str, ...], games: tuple[str, ...],
 
 def _check_run(setup: RunSetup, anchor: tuple[str, float] | None) -> None:
     """What the command line names must do before any bot starts: the anchor is a bot of the run, the
-    results file can be written, no bot would see another's files or the results, the sandbox runs."""
+    results file can be written and taken (check_results_file), no bot would see another's files or
+    the results, the sandbox runs."""
     league, options = setup.league, setup.options
     _check_anchor(anchor, (entrant.name for entrant in league.entrants), "among this run's bots")
     if options.out or league.out:
@@ -137,6 +138,7 @@ def _check_run(setup: RunSetup, anchor: tuple[str, float] | None) -> None:
     require_own_views([entrant.spec for entrant in league.entrants], league.limits.sandbox,
                       [("the results file", setup.path), ("the bot logs", setup.logs),
                        ("the league file", options.league_file)])
+    check_results_file(setup)
     require_sandbox(league.limits.sandbox)
 
 

@@ -191,10 +191,7 @@ def open_results(setup: RunSetup, say: Say) -> tuple[ResultStore, str]:
     """The results store of the run (new, or an existing one being resumed or extended), and the key
     every deal seed derives from: the store's secret, or the league's explicit deal seed."""
     path, league, resume = setup.path, setup.league, setup.options.resume
-    if path.exists() and not resume:
-        raise StoreError(f"{path}: already holds results; pass --resume to continue it, or another --out")
-    if resume and not path.exists():
-        raise StoreError(f"{path}: nothing to resume (no such results file)")
+    _require_results_path(path, resume)
     if not resume:
         set_aside_stale_logs(setup.logs, say)
     store = ResultStore(path, create=True)
@@ -214,6 +211,25 @@ def open_results(setup: RunSetup, say: Say) -> tuple[ResultStore, str]:
         store.close()
         raise
     return store, deal_key
+
+
+def check_results_file(setup: RunSetup) -> None:
+    """Refuse, before any bot starts (and before the machine's warnings, so that a refusal is the
+    command's one line), a results file the run cannot take: one that holds results without
+    --resume, none to resume, or one to resume that is damaged or was recorded with other settings
+    or bots. `open_results` checks again when it opens the file for the run."""
+    _require_results_path(setup.path, setup.options.resume)
+    if setup.options.resume:
+        with ResultStore(setup.path) as store:
+            _check_resume(store, setup.league)
+
+
+def _require_results_path(path: Path, resume: bool) -> None:
+    """StoreError unless the results file exists exactly when the run resumes one."""
+    if path.exists() and not resume:
+        raise StoreError(f"{path}: already holds results; pass --resume to continue it, or another --out")
+    if resume and not path.exists():
+        raise StoreError(f"{path}: nothing to resume (no such results file)")
 
 
 def _check_resume(store: ResultStore, league: League) -> None:
