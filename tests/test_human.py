@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from cardarena.protocol.actions import find_legal
 from cardarena.cli import main
 from cardarena.games import get_game
+from cardarena.referee import sandbox
 
 pexpect = pytest.importorskip("pexpect", reason="pexpect is not installed (pip install -e '.[test]')")
 
@@ -105,7 +106,8 @@ def test_a_human_seat_needs_a_terminal():
     assert "a human seat (human) needs a terminal" in result.output
 
 
-def test_play_prints_cards_and_json_lines(tmp_path):
+def test_play_prints_cards_and_json_lines(tmp_path, monkeypatch):
+    monkeypatch.setattr(sandbox, "freezes_bots", lambda: False)  # a machine that warns: never into the JSON
     runner = CliRunner()
     bots = ["--bot", RANDOM_BOT, "--bot", RANDOM_BOT, "--seed", "3", "--no-pin"]
     text = runner.invoke(main, ["play", "knock-rummy", *bots])
@@ -114,7 +116,8 @@ def test_play_prints_cards_and_json_lines(tmp_path):
     assert re.search(r"[AJQK2-9][♠♥♦♣]", text.output) and "{" not in text.output.split("deal:")[1].split("\n\n")[0]
     machine = runner.invoke(main, ["play", "knock-rummy", *bots, "--json"])
     assert machine.exit_code == 0, machine.output
-    lines = [json.loads(line) for line in machine.output.splitlines()]
+    lines = [json.loads(line) for line in machine.stdout.splitlines()]
+    assert machine.stderr.startswith("warning: no freezer cgroup can be made here"), machine.stderr
     assert [lines[0]["type"], lines[-1]["type"]] == ["deal", "result"]
     decisions = [line for line in lines if line["type"] == "decision"]
     assert [[d["seat"], d["action"]] for d in decisions] == lines[-1]["actions"]

@@ -182,7 +182,7 @@ def run_check(tmp_path, bot: str, *options: str):
     result = CliRunner().invoke(check, [str(SAMPLE_BOTS / bot), "--game", "knock-rummy", "--games-per-game", "1",
                                         "--strength-sets", "8", "--json", "--junit", str(junit), *options])
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output
-    data = json.loads(result.output)
+    data = json.loads(result.stdout)
     cases = {case.get("name"): case for case in ET.parse(junit).getroot().iter("testcase")
              if case.get("classname", "").endswith(".strength")}
     return result.exit_code, data, cases
@@ -221,7 +221,7 @@ def test_a_bot_that_faults_in_the_check_gets_no_rating(tmp_path):
     assert "strength: no rating: the bot faulted in the check" in result.output
     result = CliRunner().invoke(check, [str(bot), "--game", "casino", "--min-elo", "1000", "--json",
                                         "--handshake-timeout", "5"])
-    assert result.exit_code == 1 and json.loads(result.output)["strength"] is None
+    assert result.exit_code == 1 and json.loads(result.stdout)["strength"] is None
 
 
 @pytest.mark.parametrize("options", [["--min-elo"], ["--min-elo", "nan"], ["--min-elo", "strong"],
