@@ -5,7 +5,7 @@ sender encodes 8 bits, a receiver reads them, either while both run (partners at
 entries of one author) or later (the next rotation's process, the next run). Without a sandbox the
 bits come through, which shows the receiver reads what it claims to; under bubblewrap not one bit
 may. The organiser here is whoever runs the tests (root on the development machine and in CI);
-the suite has no non-root variant of these runs (the tests do not switch users).
+run by another user, the tests expect what SANDBOX.md says of a non-root organiser.
 """
 
 from __future__ import annotations
@@ -106,7 +106,14 @@ def reports(tmp_path_factory) -> dict[tuple[str, str], dict[str, str]]:
 @pytest.mark.parametrize("maker", MAKERS)
 @pytest.mark.parametrize("channel", CHANNELS)
 def test_no_bit_passes_between_two_live_sandboxes(reports, channel, maker):
-    assert "1" not in reports("bwrap", "live", maker)[channel]
+    seen = reports("bwrap", "live", maker)[channel]
+    if channel in PER_USER and os.geteuid() != 0:
+        # The one bit runner/referee/SANDBOX.md § With bubblewrap concedes: a non-root organiser's bots
+        # all run as its own uid, whose count the kernel keeps; were it to stop passing, the page
+        # would have to say so.
+        assert seen == SECRET[0]
+        return
+    assert "1" not in seen
 
 
 @pytest.mark.parametrize("channel", LIVE_ONLY + LASTING)

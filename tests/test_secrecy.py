@@ -151,7 +151,8 @@ def test_no_bot_process_plays_the_same_deal_twice(tmp_path, namespace):
 def keyring_usable() -> bool:
     """Whether this process may use the kernel keyring (a container's seccomp profile may refuse it)."""
     libc = ctypes.CDLL(None, use_errno=True)
-    if libc.syscall(249, b"user", b"cardarena-no-such-key", None, 0) != -1:  # request_key (x86_64)
+    # keyctl(KEYCTL_SEARCH, the uid's keyring, ...) on x86_64, as the memory cheater looks
+    if libc.syscall(250, 10, -4, b"user", b"cardarena-no-such-key", 0) != -1:
         return True
     return ctypes.get_errno() == errno.ENOKEY
 

@@ -41,8 +41,8 @@ from cardarena.protocol import PROTOCOL_VERSION
 from cardarena.protocol.bot import read_message, write_message
 
 LIBC = ctypes.CDLL(None, use_errno=True)
-SYS_ADD_KEY, SYS_REQUEST_KEY, SYS_KEYCTL = 248, 249, 250
-KEY_SPEC_USER_KEYRING, KEYCTL_UNLINK, KEYCTL_SET_TIMEOUT = -4, 9, 15
+SYS_ADD_KEY, SYS_KEYCTL = 248, 250
+KEY_SPEC_USER_KEYRING, KEYCTL_UNLINK, KEYCTL_SEARCH, KEYCTL_SET_TIMEOUT = -4, 9, 10, 15
 F_OFD_GETLK, F_OFD_SETLK = 36, 37
 IN_OPEN, IN_ACCESS = 0x20, 0x01
 FAN_CLASS_NOTIF, FAN_REPORT_FID, FAN_MARK_ADD, FAN_OPEN, FAN_ACCESS = 0, 0x200, 1, 0x20, 0x01
@@ -185,7 +185,9 @@ class Keyring(Channel):
         check(LIBC.syscall(SYS_KEYCTL, KEYCTL_SET_TIMEOUT, key, 120))  # gone within minutes whatever happens
 
     def find(self, index):
-        key = LIBC.syscall(SYS_REQUEST_KEY, b"user", self.name(index), None, 0)
+        # the uid's keyring searched by name (request_key would reach it only through a session
+        # keyring that links it, which a process started by su or setpriv need not have)
+        key = LIBC.syscall(SYS_KEYCTL, KEYCTL_SEARCH, KEY_SPEC_USER_KEYRING, b"user", self.name(index), 0)
         if key == -1 and ctypes.get_errno() in (errno.ENOKEY, errno.EKEYEXPIRED, errno.EKEYREVOKED):
             return None
         return check(key)
@@ -475,8 +477,8 @@ def host_counters():
             if path in ("/proc/kmsg", "/proc/sys/kernel/random/uuid", "/proc/sys/kernel/ns_last_pid"):
                 continue  # blocks; new on every read; this PID namespace's own
             try:
-                with open(path, "rb") as file:
-                    seen[path] = file.read(1 << 20)
+                with open(path, "rb") as file:  # in slices: one 1 MiB buffer per file can exhaust an rlimit's address space
+                    seen[path] = b"".join(iter(lambda: file.read(1 << 16), b""))[:1 << 20]
             except OSError:
                 continue  # not readable by the bot: nothing to learn from it
     return seen

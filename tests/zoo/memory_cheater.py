@@ -23,8 +23,8 @@ from cardarena.protocol.bot import RandomBot, run
 
 PROCESS = uuid.uuid4().hex  # names this process in the reports
 LIBC = ctypes.CDLL(None, use_errno=True)
-SYS_ADD_KEY, SYS_REQUEST_KEY, SYS_KEYCTL = 248, 249, 250  # x86_64
-KEY_SPEC_USER_KEYRING, KEYCTL_SET_TIMEOUT = -4, 15
+SYS_ADD_KEY, SYS_KEYCTL = 248, 250  # x86_64
+KEY_SPEC_USER_KEYRING, KEYCTL_SEARCH, KEYCTL_SET_TIMEOUT = -4, 10, 15
 
 
 def record_name(deal: str) -> str:
@@ -52,7 +52,7 @@ class MemoryCheater(RandomBot):
         self.deal, self.hand = info["game_id"].rsplit("/", 1)[0], None
         name = record_name(self.deal)
         found = sorted(label for label, folder in self.places.items() if (folder / name).is_file())
-        if LIBC.syscall(SYS_REQUEST_KEY, b"user", self.key_name(name), None, 0) > 0:
+        if LIBC.syscall(SYS_KEYCTL, KEYCTL_SEARCH, KEY_SPEC_USER_KEYRING, b"user", self.key_name(name), 0) > 0:
             found.append("keyring")
         print(f"memory-cheater game={info['game_id']} process={PROCESS} "
               f"in-memory={'yes' if self.deal in self.remembered else 'no'} found={','.join(found) or 'none'}",
