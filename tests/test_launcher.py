@@ -21,8 +21,10 @@ OWN = launcher.own_launcher()
 needs_launcher = pytest.mark.skipif(OWN is None, reason=f"cardarena's own launcher is not used here: "
                                                         f"{launcher.launcher_problem()}")
 
+#: what a non-root organiser's sandbox starts with (SANDBOX.md, "The launcher"): a user namespace
+USER_NAMESPACE = [] if os.geteuid() == 0 else ["--unshare-user"]
 #: a sandbox as the referee asks for one, less what only a bot folder needs
-OPTIONS = ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+OPTIONS = [*USER_NAMESPACE, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
            "--die-with-parent", "--new-session", "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin",
            "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--proc", "/proc", "--dev", "/dev",
            "--perms", "1777", "--tmpfs", "/tmp", "--clearenv", "--setenv", "PATH", "/usr/bin:/bin"]
@@ -65,7 +67,7 @@ def test_every_mount_is_nosuid_and_all_but_the_private_folders_are_read_only():
     writes only where SANDBOX.md says it may: its private /tmp, /dev/shm and HOME."""
     options = [*OPTIONS, "--perms", "1777", "--tmpfs", "/dev/shm", "--uid", "1500000000", "--gid", "65534"]
     if os.geteuid() != 0:
-        options = [*OPTIONS, "--unshare-user", "--disable-userns"]
+        options = [*OPTIONS, "--disable-userns"]
     result = launch(options, "cat /proc/self/mountinfo; echo END; cat /proc/loadavg; touch /new 2>/dev/null && echo WROTE; "
                              "echo 9 >/proc/loadavg 2>/dev/null && echo WROTE; true",
                     data={"/proc/loadavg": b"0.00 0.00 0.00 0/0 0\n"})
@@ -118,10 +120,10 @@ def test_an_unprivileged_organisers_bot_gets_no_capability_and_no_user_namespace
     (["--unshare-pid", "--seccomp", "x1"], "not a file descriptor: x1"),
     (["--unshare-pid", "--uid", "1500000000"], "--uid needs --gid and an organiser running as root"),
     (["--unshare-pid", "--disable-userns", "--proc", "/proc"], "--disable-userns needs --unshare-user and --proc"),
-    (["--unshare-pid", "--ro-bind", "/no/such/folder", "/x"], "/no/such/folder: No such file or directory"),
+    ([*USER_NAMESPACE, "--unshare-pid", "--ro-bind", "/no/such/folder", "/x"], "/no/such/folder: No such file or directory"),
     (["--unshare-pid", "--rlimit", "stack", "8192"], "not a limit this launcher sets: stack"),
     (["--unshare-pid", "--rlimit", "nofile", "-1"], "not a limit: -1"),
-    (["--unshare-pid", "--join-cgroup", "/no/such/cgroup/tasks"], "writing /no/such/cgroup/tasks: No such file or directory"),
+    ([*USER_NAMESPACE, "--unshare-pid", "--join-cgroup", "/no/such/cgroup/tasks"], "writing /no/such/cgroup/tasks: No such file or directory"),
 ])
 def test_the_launcher_refuses_what_it_does_not_know_and_says_what(options, complaint):
     """An option the launcher does not take, or takes otherwise, would be a promise silently not

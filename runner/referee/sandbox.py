@@ -400,10 +400,12 @@ def _hooks_covered(python_bot: bool) -> str:
     """Shell lines that cover cardarena's own editable-install hooks (`views.own_startup_hooks`) with
     an empty file in the bot's mount namespace, as bubblewrap does: otherwise every start of a Python
     bot imports the finder they load, some 20 ms of its `site` here, for a package the bot takes from
-    the SDK's folder anyway. Only for a bot that runs this Python (`python_bot`: `_runs_this_python`);
-    a mount that fails leaves the hook where it is (a slower start, nothing else)."""
+    the SDK's folder anyway. Only for a bot that runs this Python (`python_bot`: `_runs_this_python`),
+    and only where the organiser is root: a non-root organiser's launch chain is its own uid in the
+    namespace, whom `mount` refuses. A mount that fails leaves the hook where it is (a slower start,
+    nothing else)."""
     mount = tool("mount")
-    hooks = own_startup_hooks() if mount is not None and python_bot else ()
+    hooks = own_startup_hooks() if mount is not None and python_bot and os.geteuid() == 0 else ()
     return "".join(f"{shlex.join([mount, '--bind', os.devnull, hook])} 2>/dev/null || :; " for hook in hooks)
 
 

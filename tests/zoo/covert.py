@@ -41,6 +41,11 @@ from cardarena.protocol import PROTOCOL_VERSION
 from cardarena.protocol.bot import read_message, write_message
 
 LIBC = ctypes.CDLL(None, use_errno=True)
+# Sixteen waiting threads, each with glibc's 8 MiB stack and a 64 MiB malloc arena reserved, would
+# pass a 1 GiB address-space cap by themselves (the memory cap where no cgroup can be made: a
+# non-root organiser's): small stacks, one arena.
+threading.stack_size(1 << 18)
+LIBC.mallopt(-8, 1)  # M_ARENA_MAX
 SYS_ADD_KEY, SYS_KEYCTL = 248, 250
 KEY_SPEC_USER_KEYRING, KEYCTL_UNLINK, KEYCTL_SEARCH, KEYCTL_SET_TIMEOUT = -4, 9, 10, 15
 F_OFD_GETLK, F_OFD_SETLK = 36, 37
