@@ -186,3 +186,10 @@ def refused_before_any_bot(monkeypatch):
     def no_start(*args, **kwargs):
         raise AssertionError("a bot was started before the results file was refused")
     monkeypatch.setattr(tournament_commands, "start_bots", no_start)
+
+
+def warnings_beyond_the_machines(stderr: str) -> list[str]:
+    """The lines of a command's stderr that warn of anything but what `sandbox_warnings` says of this
+    machine (a non-root organiser, who gets no freezer cgroup, is always warned of that)."""
+    machine = set(sandbox.sandbox_warnings(SandboxSettings()))
+    return [line for line in stderr.splitlines() if "warn" in line.lower() and line not in machine]

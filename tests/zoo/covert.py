@@ -47,7 +47,8 @@ LIBC = ctypes.CDLL(None, use_errno=True)
 threading.stack_size(1 << 18)
 LIBC.mallopt(-8, 1)  # M_ARENA_MAX
 SYS_ADD_KEY, SYS_KEYCTL = 248, 250
-KEY_SPEC_USER_KEYRING, KEYCTL_UNLINK, KEYCTL_SEARCH, KEYCTL_SET_TIMEOUT = -4, 9, 10, 15
+KEY_SPEC_SESSION_KEYRING, KEY_SPEC_USER_KEYRING = -3, -4
+KEYCTL_JOIN_SESSION_KEYRING, KEYCTL_LINK, KEYCTL_UNLINK, KEYCTL_SEARCH, KEYCTL_SET_TIMEOUT = 1, 8, 9, 10, 15
 F_OFD_GETLK, F_OFD_SETLK = 36, 37
 IN_OPEN, IN_ACCESS = 0x20, 0x01
 FAN_CLASS_NOTIF, FAN_REPORT_FID, FAN_MARK_ADD, FAN_OPEN, FAN_ACCESS = 0, 0x200, 1, 0x20, 0x01
@@ -182,6 +183,14 @@ class Fanotify(Inotify):
 
 
 class Keyring(Channel):
+    def __init__(self, tag):
+        super().__init__(tag)
+        # A key of the uid's keyring is found only by a process that possesses it: one whose session
+        # keyring links the uid's. A login session's does (pam_keyinit); one started by su or setpriv
+        # may not, so do as pam_keyinit does: a session keyring of its own, linked to the uid's.
+        if LIBC.syscall(SYS_KEYCTL, KEYCTL_JOIN_SESSION_KEYRING, None) != -1:
+            LIBC.syscall(SYS_KEYCTL, KEYCTL_LINK, KEY_SPEC_USER_KEYRING, KEY_SPEC_SESSION_KEYRING)
+
     def name(self, index):
         return f"covert-{self.tag}-{index}".encode()
 

@@ -1,6 +1,6 @@
 """A cheater with a memory: it keeps what each game showed it (its hand, and the hands `game_end`
 reveals) in its own memory, in /tmp, in $HOME, in $TMPDIR, in /dev/shm, in its own folder (the
-current directory) and in its uid's kernel keyring (keys that expire after two minutes), and at
+current directory) and in its uid's kernel keyring (the hand alone; keys that expire after two minutes), and at
 each `game_start` looks for a record of the same deal (the game id without its rotation) from an
 earlier game. It plays random legal moves and reports on stderr, one line per
 game: `memory-cheater game=<id> process=<id> in-memory=<yes|no> found=<places|none>` (a random
@@ -72,7 +72,9 @@ class MemoryCheater(RandomBot):
                 (folder / record_name(self.deal)).write_text(json.dumps(record))
             except OSError:
                 pass  # a read-only folder (the sandbox's): nothing to remember there
-        payload = json.dumps(record).encode()
+        # the hand alone: a uid's keys may hold 20,000 bytes in all, and whole records (about 1 KB each)
+        # filled that within one test run, after which no key could be added for minutes
+        payload = json.dumps(self.hand).encode()
         key = LIBC.syscall(SYS_ADD_KEY, b"user", self.key_name(record_name(self.deal)), payload, len(payload),
                            KEY_SPEC_USER_KEYRING)
         if key > 0:  # refused (the sandbox's seccomp filter): nothing to remember there
