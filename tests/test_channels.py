@@ -140,6 +140,9 @@ def test_without_a_sandbox_a_bit_comes_through_what_the_kernel_counts_per_user(r
 @pytest.mark.parametrize("maker", MAKERS)
 @pytest.mark.parametrize("channel", CHANNELS)
 def test_nothing_is_left_for_a_later_process(reports, channel, maker):
+    if channel in PER_USER and os.geteuid() != 0:
+        pytest.skip("a non-root organiser's count is of all its processes' pipes (this run's other test workers' "
+                    "too), and the sender's went with it: a later reading says nothing of what it left")
     assert "1" not in reports("bwrap", "later", maker)[channel]
 
 
