@@ -10,6 +10,8 @@ run by another user, the tests expect what SANDBOX.md says of a non-root organis
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import re
 import shutil
@@ -97,6 +99,16 @@ def without_a_sandbox(channel: str) -> str:
     return SECRET
 
 
+@contextlib.contextmanager
+def one_covert_pair_at_a_time(tmp_path_factory):
+    """Hold the lock that every pytest-xdist worker of this run takes around a sender and receiver:
+    the channels without a sandbox are the machine's (inotify, fanotify and locks on the same
+    files), so another worker's sender would be read as bits."""
+    with open(tmp_path_factory.getbasetemp().parent / "covert.lock", "a") as lock:  # the workers' common folder
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory) -> dict[tuple[str, str], dict[str, str]]:
     """The receivers' reports by (mode, live or later), each run once for the whole module."""
@@ -104,7 +116,7 @@ def reports(tmp_path_factory) -> dict[tuple[str, str], dict[str, str]]:
 
     def get(mode: str, when: str, maker: str = MAKERS[0]) -> dict[str, str]:
         if (mode, when, maker) not in cache:
-            with sandbox_made_by(maker):
+            with sandbox_made_by(maker), one_covert_pair_at_a_time(tmp_path_factory):
                 cache[mode, when, maker] = (live if when == "live" else later)(
                     mode, tmp_path_factory.mktemp(f"{mode}-{when}"))
         return cache[mode, when, maker]
