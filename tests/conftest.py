@@ -180,7 +180,7 @@ def pytest_xdist_auto_num_workers(config) -> int:
 def refused_before_any_bot(monkeypatch):
     """A machine whose sandbox warns (no freezer cgroup: any non-root organiser's), on which a
     refused run must still be the refusal's one line, given before any bot starts."""
-    monkeypatch.setattr(sandbox, "freezes_bots", lambda: False)
+    monkeypatch.setattr(sandbox, "freezes_bots", lambda confined: False)
     assert sandbox.sandbox_warnings(SandboxSettings())
 
     def no_start(*args, **kwargs):

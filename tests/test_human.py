@@ -107,7 +107,7 @@ def test_a_human_seat_needs_a_terminal():
 
 
 def test_play_prints_cards_and_json_lines(tmp_path, monkeypatch):
-    monkeypatch.setattr(sandbox, "freezes_bots", lambda: False)  # a machine that warns: never into the JSON
+    monkeypatch.setattr(sandbox, "freezes_bots", lambda confined: False)  # a machine that warns: never into the JSON
     runner = CliRunner()
     bots = ["--bot", RANDOM_BOT, "--bot", RANDOM_BOT, "--seed", "3", "--no-pin"]
     text = runner.invoke(main, ["play", "knock-rummy", *bots])

@@ -317,7 +317,7 @@ def test_stopping_a_bot_never_waits_for_an_escapee_that_holds_its_stderr(tmp_pat
     """Without a cgroup to find it, a `setsid` child that inherited the bot's stderr outlives the
     bot (where no PID namespace of the bot's own takes it along); the referee stops draining that pipe
     once the bot is gone instead of waiting on it."""
-    monkeypatch.setattr(cgroups, "cgroup_parents", lambda: {})
+    monkeypatch.setattr(cgroups, "bot_cgroup_parents", lambda confined: {})
     monkeypatch.setattr(sandbox, "isolation_problem", lambda: "unshare cannot create namespaces here (simulated)")
     token = f"{3600 + random.random():.9f}"
     spec = BotSpec("holder", (sys.executable, "stderr_holder.py", "--token", token), cwd=str(ZOO), folder=str(ZOO))

@@ -60,13 +60,16 @@ def needs_isolation(mode: str) -> None:
         pytest.skip(f"without bubblewrap a bot beside the referee can signal it ({sandbox.isolation_problem()})")
 
 
-def cgroup_or_skip(controller: str) -> None:
-    if controller not in cgroups.cgroup_parents():
-        pytest.skip(f"no {controller} cgroup can be made here, and the rlimit standing in is per user")
+def cgroup_or_skip(controller: str, mode: str = "bwrap") -> None:
+    """Skip unless bots under `mode` get a cgroup of `controller` here (a non-root organiser's
+    delegated freezer serves bots under bubblewrap only)."""
+    if controller not in cgroups.bot_cgroup_parents(confined=mode == "bwrap"):
+        pytest.skip(f"no {controller} cgroup can be made here for bots under {mode}, and the rlimit standing in is "
+                    "per user")
 
 
 def any_cgroup_or_skip() -> None:
-    if not cgroups.cgroup_parents():
+    if not cgroups.bot_cgroup_parents(confined=True):
         pytest.skip("no cgroup can be made here")
 
 
@@ -307,7 +310,7 @@ def killed_referee(script: str, token: str, bots: int) -> Iterator[tuple[subproc
                 pytest.skip(f"no PID namespace here: {problem.splitlines()[-1]}")
             pytest.fail(f"the harness did not run its referee: {line!r} {problem}")
         referee_pid, namespace = line.split()[1:]
-        yield harness, [*(path for parent in cgroups.cgroup_parents().values()
+        yield harness, [*(path for parent in cgroups.bot_cgroup_parents(confined=True).values()
                           for path in parent.glob(f"cardarena-{referee_pid}-*-{namespace}-*")),
                         *Path(tempfile.gettempdir()).glob(f"{sandbox.SCRATCH_PREFIX}{referee_pid}-*")]
     finally:
@@ -354,7 +357,7 @@ referee.wait()
 namespace = system.pid_namespace()
 print("killed", referee.pid, namespace, flush=True)
 assert sys.stdin.readline() == "sweep\\n"
-left = lambda: [*(path for parent in cgroups.cgroup_parents().values()
+left = lambda: [*(path for parent in cgroups.bot_cgroup_parents(confined=True).values()
                   for path in parent.glob(f"cardarena-{referee.pid}-*-{namespace}-*")),
                 *Path(tempfile.gettempdir()).glob(f"{sandbox.SCRATCH_PREFIX}{referee.pid}-*")]
 deadline = time.monotonic() + 10
@@ -386,7 +389,7 @@ def test_the_sweep_leaves_live_referees_and_other_namespaces_alone(tmp_path):
     (this process's) and one named for another PID namespace keep their processes."""
     cgroup_or_skip("pids")
     parent = cgroups.cgroup_parents()["pids"]
-    own = cgroups.Cgroups(SandboxSettings())
+    own = cgroups.Cgroups(SandboxSettings(), confined=True)
     foreign = parent / f"cardarena-1-1-{int(system.pid_namespace()) + 1}-0"  # pid 1 of another namespace
     foreign.mkdir()
     token = f"{5500 + uuid.uuid4().int % 10**6 / 10**6:.6f}"
@@ -450,7 +453,7 @@ def test_auto_mode_falls_back_with_one_warning_the_command_line_prints(monkeypat
     for _ in range(3):
         assert sandbox.effective_mode(SandboxSettings()) == "none"
     assert capsys.readouterr().err == ""
-    [warning] = [line for line in sandbox.sandbox_warnings(SandboxSettings()) if "bubblewrap" in line]
+    [warning] = [line for line in sandbox.sandbox_warnings(SandboxSettings()) if line.startswith("warning: bubblewrap")]
     assert warning.startswith("warning: bubblewrap is not installed; bots run without a sandbox")
     assert sandbox.sandbox_warnings(SandboxSettings(mode="none")) == []
     require_sandbox(SandboxSettings())
@@ -459,7 +462,7 @@ def test_auto_mode_falls_back_with_one_warning_the_command_line_prints(monkeypat
 
 def test_no_cgroup_is_left_behind(tmp_path):
     any_cgroup_or_skip()
-    parents = cgroups.cgroup_parents().values()
+    parents = cgroups.bot_cgroup_parents(confined=True).values()
     with Match([random_bot("a"), zoo_bot("quitter.py")], Limits()) as match:
         for seed in range(3):
             match.play(KNOCK_RUMMY, seed=seed)  # the quitter crashes and is restarted each game
@@ -481,7 +484,7 @@ def test_a_folder_the_unprivileged_bot_cannot_read_is_a_clear_start_fault(mode, 
 def test_without_cgroups_rlimits_stand_in(mode, monkeypatch):
     """Where no cgroup can be made, the address space is capped instead (and a MemoryError in the
     bot's stderr is the evidence)."""
-    monkeypatch.setattr(cgroups, "cgroup_parents", lambda: {})
+    monkeypatch.setattr(cgroups, "bot_cgroup_parents", lambda confined: {})
     with Match([zoo_bot("memory_hog.py"), random_bot()], Limits(decision_timeout=20, sandbox=settings(mode, memory_mb=200))) as match:
         record = match.play(KNOCK_RUMMY, seed=1)
     [fault] = record.faults
@@ -597,7 +600,7 @@ def test_check_names_its_sandbox_in_every_report(tmp_path):
     text = CliRunner().invoke(main, [*args, "--junit", str(junit)])
     assert text.exit_code == 0, text.output
     assert "sandbox: none (--sandbox none: clean environment and caps only; it runs " in text.output
-    assert f"; {sandbox.turn_isolation()}; caps: memory 1024 MiB" in text.output
+    assert f"; {sandbox.turn_isolation(confined=False)}; caps: memory 1024 MiB" in text.output
     assert 'name="sandbox" value="none (--sandbox none' in junit.read_text()
     as_json = json.loads(CliRunner().invoke(main, [*args, "--json"]).output)
     assert as_json["sandbox"].startswith("none (--sandbox none")
@@ -628,7 +631,7 @@ def test_a_niced_referees_bots_get_the_cpu_weight_of_a_niced_task():
     cgroup_or_skip("cpu")
     assert [cgroups.cpu_shares(nice) for nice in (0, 5, 10, 19)] == [1024, 336, 110, 15]  # kernel: 1024, 335, 110, 15
     show = ("import os, sys; from cardarena.config import SandboxSettings; from cardarena.referee import cgroups; "
-            "os.nice(int(sys.argv[1])); own = cgroups.Cgroups(SandboxSettings()); "
+            "os.nice(int(sys.argv[1])); own = cgroups.Cgroups(SandboxSettings(), confined=True); "
             "print((own.paths['cpu'] / 'cpu.shares').read_text().strip()); own.release()")
     shares = [subprocess.run([sys.executable, "-c", show, str(nice)], capture_output=True, text=True, check=True)
               .stdout.strip() for nice in (0, 10)]
@@ -723,11 +726,12 @@ def test_the_warning_and_check_say_what_a_bot_beside_the_referee_can_do(monkeypa
 
 
 def test_without_a_freezer_cgroup_the_warning_and_check_say_so(monkeypatch):
-    monkeypatch.setattr(cgroups, "cgroup_parents", lambda: {})
+    monkeypatch.setattr(cgroups, "bot_cgroup_parents", lambda confined: {})
     heard = sandbox.sandbox_warnings(SandboxSettings())
     gap = ("no freezer cgroup can be made here (it needs a writable cgroup v1 freezer hierarchy, or a cgroup v2 "
-           "cgroup of the referee's in which it may make child cgroups; as root): what a bot runs outside its "
-           "turn takes CPU from the bot deciding on its core, which may then time out")
+           "cgroup of the referee's in which it may make child cgroups: as root, or, for bots under bubblewrap, "
+           "one delegated to the organiser, as systemd-run --user --scope -p Delegate=yes gives): what a bot runs "
+           "outside its turn takes CPU from the bot deciding on its core, which may then time out")
     assert f"warning: {gap}" in heard
     assert f"; {gap}; caps: " in sandbox.describe(SandboxSettings(mode="none"))
 
@@ -744,11 +748,10 @@ def test_a_bot_cannot_take_its_child_out_of_the_freezer(mode, tmp_path):
     its freezer cgroup it can see (v1 or v2): thaw its cgroup, move the child to its parent or the
     hierarchy's root, make a cgroup inside its own. Under bubblewrap it sees no cgroup file system;
     without it, it runs as another uid than the referee's, which owns the cgroups: every try is
-    refused (runner/referee/SANDBOX.md § Caps), and its child stays frozen with it."""
-    cgroup_or_skip("freezer")
+    refused (runner/referee/SANDBOX.md § Caps), and its child stays frozen with it. A non-root
+    organiser's bots get one only under bubblewrap, from a cgroup delegated to it."""
+    cgroup_or_skip("freezer", mode)
     needs_isolation(mode)
-    if os.geteuid() != 0:
-        pytest.skip("bots get a freezer cgroup only where the organiser is root")
     with Match([random_bot(), zoo_bot("cgroup_escaper.py", after=0)],
                Limits(decision_timeout=10, sandbox=settings(mode)), log_dir=tmp_path) as match:
         record = match.play(KNOCK_RUMMY, seed=1)
@@ -768,7 +771,7 @@ def test_a_spinning_child_gets_no_cpu_while_its_opponent_decides(mode, tmp_path)
     answers to its next request is under 5% of the opponent's thinking time in between, where it
     would otherwise get a core of its own, or half of a shared one (issue 20, item 4). The bot's own
     turns are left out: it is thawed then, and its child may run."""
-    cgroup_or_skip("freezer")
+    cgroup_or_skip("freezer", mode)
     # 3,000,000 iterations: some 75 ms a decision, so that the referee's own moments around each turn
     # (a thawed bot reading its request, answering, being frozen again: ~1 ms, when its child may run)
     # stay a small part of the opponent's thinking
@@ -812,8 +815,9 @@ def test_only_the_launch_chains_helpers_leave_the_freezer(mode):
     place), so the launcher (bubblewrap or unshare) and the bot's PID namespace init, which only
     wait, leave it at the bot's first freeze (runner/referee/cgroups.py, `namespace_helpers`).
     Everything of the bot's own stays, its spinning child included; its memory, pids and cpu
-    cgroups (v1: where it has them) still hold all of the chain."""
-    cgroup_or_skip("freezer")
+    cgroups (v1: where it has them) still hold all of the chain. A bot of the organiser's own uid
+    (a non-root organiser's) keeps them frozen with it: it could ptrace its init."""
+    cgroup_or_skip("freezer", mode)
     needs_isolation(mode)
     with Match([random_bot(), zoo_bot("spinning_child.py", after=0)],
                Limits(decision_timeout=10, sandbox=settings(mode))) as match:
@@ -824,7 +828,8 @@ def test_only_the_launch_chains_helpers_leave_the_freezer(mode):
             launcher = process.pid
             everything, frozen = process_tree(launcher), cgroup_tasks(paths["freezer"])
             (init,) = Path(f"/proc/{launcher}/task/{launcher}/children").read_text().split()
-            assert everything - frozen == {launcher, int(init)}, (everything, frozen)
+            helpers = {launcher, int(init)} if process.transport.confinement.launcher is not None else set()
+            assert everything - frozen == helpers, (everything, frozen)
             assert frozen and all(cgroups.namespace_helpers(tid, sys.executable) == [] for tid in frozen)
             assert all(cgroup_tasks(paths[name]) == everything for name in ("memory", "pids", "cpu") if name in paths)
         spinner = match._processes[1].transport.confinement.cgroups.paths["freezer"]
@@ -962,6 +967,37 @@ def test_a_bot_of_the_organisers_own_uid_keeps_its_helpers_in_its_freezer(monkey
         assert confinement.launcher is None
     finally:
         confinement.release()
+
+
+@pytest.fixture
+def delegated_to_a_non_root_organiser(monkeypatch, tmp_path):
+    """A machine where the organiser is not root and its own cgroup v2 cgroup (tmp_path) is delegated
+    to it, with no v1 freezer: what `systemd-run --user --scope -p Delegate=yes` gives. The delegated
+    pass of .ci/run plays bots in a real one."""
+    for cached in (cgroups.cgroup_parents, cgroups.delegated_freezer):
+        cached.cache_clear()
+    monkeypatch.setattr(os, "geteuid", lambda: 4242)
+    monkeypatch.setattr(cgroups, "_hierarchies", lambda: cgroups.Hierarchies({}, tmp_path))
+    monkeypatch.setattr(cgroups, "_v2_freezes_in", lambda parent: parent == tmp_path)
+    yield tmp_path
+    for cached in (cgroups.cgroup_parents, cgroups.delegated_freezer):
+        cached.cache_clear()
+
+
+def test_a_delegated_cgroup_freezes_only_bots_under_bubblewrap(delegated_to_a_non_root_organiser, monkeypatch):
+    """Every process of the organiser's uid may write a cgroup delegated to it, a bot of a non-root
+    organiser included; only bubblewrap keeps one from it (runner/referee/SANDBOX.md § Caps). So such
+    a cgroup serves bots under bubblewrap, never one without, and the warnings say so."""
+    delegated = delegated_to_a_non_root_organiser
+    assert cgroups.cgroup_parents() == {}
+    assert cgroups.bot_cgroup_parents(confined=True) == {"freezer": delegated}
+    assert cgroups.bot_cgroup_parents(confined=False) == {}
+    assert not cgroups.freezes_bots(confined=False) and cgroups.freezes_bots(confined=True)
+    if BWRAP_PROBLEM is None:
+        assert not [line for line in sandbox.sandbox_warnings(SandboxSettings()) if "freezer" in line]
+    monkeypatch.setattr(sandbox, "bwrap_problem", lambda: "bubblewrap is not installed")  # auto falls back
+    assert [line for line in sandbox.sandbox_warnings(SandboxSettings()) if "no freezer cgroup" in line]
+    assert "no freezer cgroup can be made here" in sandbox.describe(SandboxSettings(mode="none"))
 
 
 def test_the_sdk_copy_holds_its_bytecode_beside_its_modules_whatever_the_pycache_prefix(tmp_path, monkeypatch):

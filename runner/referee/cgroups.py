@@ -60,11 +60,18 @@ def cpu_shares(niceness: int) -> int:
     return max(2, round(DEFAULT_CPU_SHARES / 1.25 ** niceness))
 
 
+class Hierarchies(NamedTuple):
+    """Where this process's cgroups are: each v1 controller's directory, and its cgroup v2 directory
+    (None where cgroup v2 is not mounted)."""
+
+    v1: dict[str, Path]
+    unified: Path | None
+
+
 @functools.cache
-def cgroup_parents() -> dict[str, Path]:
-    """For each of the memory, pids, cpu and freezer controllers that this process may create child cgroups in,
-    the directory of its own cgroup (children nest inside it, so outer limits still hold). Where no v1
-    freezer hierarchy is ours, the freezer is cgroup v2's, when this process may use it (`_v2_freezes_in`)."""
+def _hierarchies() -> Hierarchies:
+    """This process's own cgroups, from /proc/self/mountinfo and /proc/self/cgroup (none where they
+    cannot be read)."""
     mounts: dict[str, Path] = {}
     unified: Path | None = None
     try:
@@ -83,26 +90,55 @@ def cgroup_parents() -> dict[str, Path]:
             for controller in controllers.split(",") if controllers else [UNIFIED]:
                 own[controller] = path
     except (OSError, ValueError, IndexError):
-        return {}
-    parents = {}
-    for controller, mount in mounts.items():
-        parent = mount / own.get(controller, "/").lstrip("/")
-        if os.access(parent, os.W_OK):
-            parents[controller] = parent
-    if "freezer" not in parents and unified is not None and UNIFIED in own:
-        parent = unified / own[UNIFIED].lstrip("/")
-        if _v2_freezes_in(parent):
-            parents["freezer"] = parent
+        return Hierarchies({}, None)
+    return Hierarchies({controller: mount / own.get(controller, "/").lstrip("/") for controller, mount in mounts.items()},
+                       None if unified is None or UNIFIED not in own else unified / own[UNIFIED].lstrip("/"))
+
+
+@functools.cache
+def cgroup_parents() -> dict[str, Path]:
+    """For each of the memory, pids, cpu and freezer controllers that this process may create child cgroups in,
+    the directory of its own cgroup (children nest inside it, so outer limits still hold), for any bot.
+    Where no v1 freezer hierarchy is ours, the freezer is cgroup v2's, when this process is root and may
+    use it (`_v2_freezes_in`). A cgroup v2 cgroup delegated to an organiser that is not root serves only
+    bots that cannot reach the cgroup file system (`delegated_freezer`)."""
+    hierarchies = _hierarchies()
+    parents = {controller: parent for controller, parent in hierarchies.v1.items() if os.access(parent, os.W_OK)}
+    if "freezer" not in parents and os.geteuid() == 0 and hierarchies.unified is not None \
+            and _v2_freezes_in(hierarchies.unified):
+        parents["freezer"] = hierarchies.unified
+    return parents
+
+
+@functools.cache
+def delegated_freezer() -> Path | None:
+    """Where an organiser that is not root has no v1 freezer but a cgroup v2 cgroup delegated to its
+    uid (systemd's Delegate=yes, as `systemd-run --user --scope -p Delegate=yes` gives), that cgroup,
+    in which its bots' freezer cgroups are made; else None. Only for bots under bubblewrap: they run
+    as the organiser's uid, which owns the delegated cgroups, but they are shown no cgroup file system
+    (no /sys) and have no capability to mount one, so none can move a child out of its freezer; a
+    bot without bubblewrap could (runner/referee/SANDBOX.md § Caps)."""
+    unified = _hierarchies().unified
+    if os.geteuid() == 0 or "freezer" in cgroup_parents() or unified is None or not _v2_freezes_in(unified):
+        return None
+    return unified
+
+
+def bot_cgroup_parents(confined: bool) -> dict[str, Path]:
+    """`cgroup_parents`, with the delegated freezer (`delegated_freezer`) for a `confined` bot (one
+    under bubblewrap) where there is one."""
+    parents = dict(cgroup_parents())
+    delegated = delegated_freezer() if confined else None
+    if delegated is not None:
+        parents["freezer"] = delegated
     return parents
 
 
 def _v2_freezes_in(parent: Path) -> bool:
     """Whether a cgroup v2 `parent` lets this process make a child cgroup, move processes into it and out
     again (both need its `cgroup.procs`: it is their common ancestor), and freeze it (`cgroup.freeze`,
-    Linux 5.2; a probe child made and removed, since the root cgroup has no such file to look for).
-    Only as root: a cgroup delegated to the organiser's own uid is writable by its bots too, which run
-    as that uid when the organiser is not root, and could move a child out of their freezer."""
-    if os.geteuid() != 0 or not (os.access(parent, os.W_OK) and os.access(parent / "cgroup.procs", os.W_OK)):
+    Linux 5.2; a probe child made and removed, since the root cgroup has no such file to look for)."""
+    if not (os.access(parent, os.W_OK) and os.access(parent / "cgroup.procs", os.W_OK)):
         return False
     probe = parent / _cgroup_name()
     try:
@@ -124,9 +160,10 @@ def is_unified(cgroup: Path) -> bool:
     return not (cgroup / "tasks").exists() and (cgroup / "cgroup.procs").exists()
 
 
-def freezes_bots() -> bool:
-    """Whether bots here get a freezer cgroup, so the other bots of a table are frozen while one decides."""
-    return "freezer" in cgroup_parents()
+def freezes_bots(confined: bool) -> bool:
+    """Whether bots here get a freezer cgroup, so the other bots of a table are frozen while one
+    decides; `confined`: bots under bubblewrap (`bot_cgroup_parents`)."""
+    return "freezer" in bot_cgroup_parents(confined)
 
 
 _cgroup_numbers = itertools.count()
@@ -163,7 +200,7 @@ def release_dead_referees() -> int:
     decided cannot die of its referee's death until it is thawed. Called by each new referee, and by
     whoever outlives one (a worker's supervisor, a portion host's owner) as soon as it has died.
     Returns how many such cgroups it found."""
-    parents = cgroup_parents()
+    parents = bot_cgroup_parents(confined=True)
     return sum(_sweep_stale_cgroups(parents[controller])  # the freezer's first: thawed, the rest can die
                for controller in sorted(parents, key=lambda controller: controller != "freezer"))
 
@@ -193,11 +230,11 @@ class Cgroups:
     scheduling), so a bot spinning many threads cannot starve the opponents that share its core;
     the freezer stops all its processes while another bot of its table decides (`freeze`)."""
 
-    def __init__(self, settings: SandboxSettings):
+    def __init__(self, settings: SandboxSettings, confined: bool):
         self.paths: dict[str, Path] = {}
         self._freezer_state: int | None = None  # the freezer's file, open for writing once the bot is first frozen
         name = _cgroup_name()
-        for controller, parent in cgroup_parents().items():
+        for controller, parent in bot_cgroup_parents(confined).items():
             path = parent / name
             try:
                 path.mkdir()

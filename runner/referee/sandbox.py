@@ -90,8 +90,8 @@ def sandbox_warnings(settings: SandboxSettings) -> list[str]:
     warnings = [] if problem is None else [
         f"warning: {problem}; bots run without a sandbox, with a clean environment and caps only: "
         f"{unsandboxed_reach()}; --sandbox none silences this"]
-    if not freezes_bots():
-        warnings.append(f"warning: {turn_isolation()}")
+    if not freezes_bots(confined=problem is None):
+        warnings.append(f"warning: {turn_isolation(confined=problem is None)}")
     return warnings
 
 
@@ -106,17 +106,18 @@ def describe(settings: SandboxSettings) -> str:
         where = f"none (--sandbox none: clean environment and caps only; {unsandboxed_reach()})"
     else:
         where = f"none (fallback: {bwrap_problem()}; clean environment and caps only; {unsandboxed_reach()})"
-    return f"{where}; {turn_isolation()}; caps: {settings.caps()}"
+    return f"{where}; {turn_isolation(confined=mode == BWRAP)}; caps: {settings.caps()}"
 
 
-def turn_isolation() -> str:
+def turn_isolation(confined: bool) -> str:
     """Whether the other bots of a table are frozen while one decides, in one phrase (the warning and
-    check's report say it)."""
-    if freezes_bots():
+    check's report say it); `confined`: for bots under bubblewrap."""
+    if freezes_bots(confined):
         return "the other bots of a table are frozen while one decides"
     return ("no freezer cgroup can be made here (it needs a writable cgroup v1 freezer hierarchy, or a cgroup v2 "
-            "cgroup of the referee's in which it may make child cgroups; as root): what a bot runs outside its "
-            "turn takes CPU from the bot deciding on its core, which may then time out")
+            "cgroup of the referee's in which it may make child cgroups: as root, or, for bots under bubblewrap, "
+            "one delegated to the organiser, as systemd-run --user --scope -p Delegate=yes gives): what a bot runs "
+            "outside its turn takes CPU from the bot deciding on its core, which may then time out")
 
 
 SCRATCH_PREFIX = "cardarena-bot-"  # a bot's private HOME and TMPDIR without bubblewrap: <prefix><referee's process tag>-...
@@ -281,7 +282,7 @@ def prepare(command: Sequence[str], cwd: str | None, folder: str | None, env: Se
     if shown is not None and "PATH" in bot_env:  # folders it is not shown would only tell it the organiser's
         bot_env["PATH"] = _shown_path(bot_env["PATH"], shown)
     _check_executable(command, cwd, bot_env.get("PATH", os.defpath), shown)
-    cgroups = Cgroups(settings)
+    cgroups = Cgroups(settings, confined=mode == BWRAP)
     fds: list[int] = []
     try:
         rlimits = {"nofile": settings.open_files, "fsize": settings.file_size_mb * MIB, "core": 0}

@@ -56,13 +56,14 @@ def honest_bot(iterations: int) -> BotSpec:
 @contextmanager
 def freezer(enabled: bool):
     """Bots started inside get a freezer cgroup only when `enabled` (the other controllers stay)."""
-    every = cgroups.cgroup_parents
+    every = cgroups.bot_cgroup_parents
     if not enabled:
-        cgroups.cgroup_parents = lambda: {name: path for name, path in every().items() if name != "freezer"}
+        cgroups.bot_cgroup_parents = lambda confined: {name: path for name, path in every(confined).items()
+                                                       if name != "freezer"}
     try:
         yield
     finally:
-        cgroups.cgroup_parents = every
+        cgroups.bot_cgroup_parents = every
 
 
 def honest_times(log: Path, skip: int) -> list[float]:
@@ -97,8 +98,8 @@ def cpu_seconds() -> float:
 def main() -> None:
     games = int(sys.argv[1]) if len(sys.argv) > 1 else 2
     iterations = int(sys.argv[2]) if len(sys.argv) > 2 else 2_500_000
-    if not cgroups.freezes_bots():
-        sys.exit(f"{sandbox.turn_isolation()}: nothing to compare")
+    if not cgroups.freezes_bots(confined=True):
+        sys.exit(f"{sandbox.turn_isolation(confined=True)}: nothing to compare")
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # as `play` and each worker do
     honest = honest_bot(iterations)
     times: dict[str, list[float]] = {name: [] for name in CONFIGURATIONS}

@@ -123,7 +123,7 @@ def _release_its_referees_bots() -> None:
     the bots it had frozen between turns can die only once thawed; wait (at most RELEASE_SECONDS)
     until that referee is gone and its bots' cgroups are released."""
     deadline = time.monotonic() + RELEASE_SECONDS
-    while freezes_bots() and not release_dead_referees() and time.monotonic() < deadline:
+    while freezes_bots(confined=True) and not release_dead_referees() and time.monotonic() < deadline:
         time.sleep(0.05)
 
 
