@@ -188,6 +188,13 @@ def refused_before_any_bot(monkeypatch):
     monkeypatch.setattr(tournament_commands, "start_bots", no_start)
 
 
+def bots_have_keyrings_of_their_own() -> bool:
+    """Whether bots without bubblewrap each get a kernel keyring of their own here: the keyring is kept
+    per user namespace, and a non-root organiser's get one each from unshare (runner/referee/SANDBOX.md
+    § Without bubblewrap); a root organiser's all run as nobody, who has one."""
+    return os.geteuid() != 0 and sandbox.isolation_problem() is None
+
+
 def warnings_beyond_the_machines(stderr: str) -> list[str]:
     """The lines of a command's stderr that warn of anything but what `sandbox_warnings` says of this
     machine (a non-root organiser, who gets no freezer cgroup, is always warned of that)."""

@@ -24,7 +24,7 @@ import pytest
 from cardarena.referee import sandbox, views
 from cardarena.config import BotSpec, Limits, SandboxSettings
 from cardarena.referee.process import BotProcess
-from tests.conftest import MAKERS, ROOT, ZOO, sandbox_init, sandbox_made_by
+from tests.conftest import MAKERS, ROOT, ZOO, bots_have_keyrings_of_their_own, sandbox_init, sandbox_made_by
 
 SECRET = "10110010"
 #: channels through shared inodes: alive only while the sender holds them
@@ -104,7 +104,7 @@ def without_a_sandbox(channel: str) -> str:
     """What a receiver without bubblewrap reads of SECRET on `channel` (runner/referee/SANDBOX.md
     § Without bubblewrap): all of it, but for the keyring, kept per user namespace, where a non-root
     organiser's bots each get one of their own from unshare."""
-    if channel == "keyring" and os.geteuid() != 0 and sandbox.isolation_problem() is None:
+    if channel == "keyring" and bots_have_keyrings_of_their_own():
         return "0" * len(SECRET)
     return SECRET
 

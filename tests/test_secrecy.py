@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ctypes
 import errno
-import os
 import re
 import shutil
 import sqlite3
@@ -24,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from cardarena.referee import sandbox
+from tests.conftest import bots_have_keyrings_of_their_own
 
 ROOT = Path(__file__).resolve().parent.parent
 ZOO = ROOT / "tests" / "zoo"
@@ -146,10 +145,8 @@ def test_no_bot_process_plays_the_same_deal_twice(tmp_path, namespace):
     seen = memory_cheater_reports(tmp_path, namespace, *(("--sandbox", "none") if sandbox_option() else ()))
     # Without a sandbox the processes share /tmp, so records of the first rotation are there to find
     # in the next: that shows the cheater's memory works, and what the sandbox is for.
-    # the keyring is kept per user namespace: a non-root organiser's bots each get their own (SANDBOX.md
-    # § Without bubblewrap)
-    own_keyrings = os.geteuid() != 0 and sandbox.isolation_problem() is None
-    shared = {"/tmp", "/dev/shm"} | ({"keyring"} if keyring_usable() and not own_keyrings else set())
+    keyring = keyring_usable() and not bots_have_keyrings_of_their_own()
+    shared = {"/tmp", "/dev/shm"} | ({"keyring"} if keyring else set())
     later = [report for report in seen if not report["game"].endswith("/r0")]
     assert later and all(shared <= set(report["found"].split(",")) for report in later)
 
